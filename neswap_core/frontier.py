@@ -1,0 +1,104 @@
+"""Risk–utility frontier and the trade-off choice of a release (SPEC §7, paper §2.3).
+
+R2 dominates R1 iff DR(R2) ≤ DR(R1) and DU(R2) ≥ DU(R1), one of them strictly. The frontier
+is the non-dominated subset. The analyst's line DR = c + a·DU (a ≥ 0) marks releases with
+DR ≤ c + a·DU as acceptable; the chosen release is the acceptable frontier release with the
+highest DU (ties: lower DR, then fewer swaps). When none is acceptable the lowest-risk release
+is chosen and flagged "line not reached".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .errors import ConfigError
+
+#: Slack for float comparisons of DR against the line: values are proportions in [0, 1].
+LINE_TOLERANCE = 1e-12
+
+
+def frontier_mask(utility: np.ndarray, risk: np.ndarray) -> np.ndarray:
+    """Boolean mask of the non-dominated points (utility DU higher is better, risk DR lower).
+
+    Identical points do not dominate each other, so both stay on the frontier. O(n log n).
+    """
+    du = np.asarray(utility, dtype=float)
+    dr = np.asarray(risk, dtype=float)
+    if du.shape != dr.shape or du.ndim != 1:
+        raise ValueError("utility and risk must be 1-D arrays of the same length")
+    n = du.size
+    mask = np.zeros(n, dtype=bool)
+    if n == 0:
+        return mask
+    valid = np.isfinite(du) & np.isfinite(dr)
+    order = np.lexsort((dr, -du))  # by DU descending, then DR ascending
+    order = order[valid[order]]
+    best_higher = np.inf  # lowest DR among points with strictly higher DU
+    i = 0
+    while i < order.size:
+        j = i
+        while j + 1 < order.size and du[order[j + 1]] == du[order[i]]:
+            j += 1
+        group = order[i : j + 1]
+        group_min = dr[group[0]]  # sorted by DR within equal DU
+        for idx in group:
+            if dr[idx] == group_min and dr[idx] < best_higher:
+                mask[idx] = True
+        best_higher = min(best_higher, group_min)
+        i = j + 1
+    return mask
+
+
+@dataclass(frozen=True)
+class TradeOffChoice:
+    """The release picked for a trade-off line, and why."""
+
+    index: object | None  # row label in the releases table; None when there is no candidate
+    line_reached: bool  # False: no frontier release is under the line, lowest risk chosen
+    a: float
+    c: float
+    message: str
+
+
+def is_acceptable(utility, risk, a: float, c: float) -> np.ndarray:
+    """DR ≤ c + a·DU, elementwise (SPEC §7)."""
+    return np.asarray(risk, float) <= c + a * np.asarray(utility, float) + LINE_TOLERANCE
+
+
+def choose_release(
+    table: pd.DataFrame, a: float, c: float, utility: str = "du", risk: str = "dr"
+) -> TradeOffChoice:
+    """Pick the highest-utility acceptable frontier release of ``table`` for the line (a, c)."""
+    if a < 0:
+        raise ConfigError("The trade-off slope a must be >= 0: more utility may cost more risk.")
+    if table is None or len(table) == 0:
+        return TradeOffChoice(None, False, a, c, "There are no candidate releases to choose from.")
+    du = table[utility].to_numpy(float)
+    dr = table[risk].to_numpy(float)
+    swaps = table["swaps"].to_numpy(float) if "swaps" in table else np.zeros(len(table))
+    front = frontier_mask(du, dr)
+    if not front.any():
+        return TradeOffChoice(None, False, a, c, "No release has finite risk and utility.")
+    ok = front & is_acceptable(du, dr, a, c)
+    if ok.any():
+        cand = np.flatnonzero(ok)
+        best = cand[np.lexsort((swaps[cand], dr[cand], -du[cand]))[0]]
+        return TradeOffChoice(table.index[best], True, a, c, "")
+    cand = np.flatnonzero(front)
+    best = cand[np.lexsort((swaps[cand], -du[cand], dr[cand]))[0]]
+    msg = (
+        f"No release reaches the line DR = {c:g} + {a:g}·DU: the lowest-risk release is chosen. "
+        "Raise c (accept more risk) or the slope a, or allow more swaps."
+    )
+    return TradeOffChoice(table.index[best], False, a, c, msg)
+
+
+def describe_release(row: pd.Series) -> str:
+    """One sentence for an analyst, e.g. "Organization + Product, 28 swaps, r = 3.1%: DR 0.962, DU 0.9981"."""
+    return (
+        f"{row['combination']}, {int(row['swaps'])} swaps, r = {100 * row['swap_rate']:.1f}%: "
+        f"DR {row['dr']:.3f}, DU {row['du']:.4f}"
+    )
