@@ -1,0 +1,26 @@
+"""neswap dashboard: navigation over the workflow pages and a shared sidebar (nothing else)."""
+
+import streamlit as st
+
+st.set_page_config(page_title="neswap — named entity swapping", page_icon="🔀", layout="wide")
+
+PAGES = [
+    st.Page("pages/1_corpus.py", title="1 · Corpus", icon="📄", default=True),
+    st.Page("pages/2_entities.py", title="2 · Entities & roles", icon="🏷️"),
+    st.Page("pages/3_clusters.py", title="3 · Clusters", icon="🧭"),
+    st.Page("pages/4_swaps.py", title="4 · Swaps", icon="🔀"),
+    st.Page("pages/5_frontier.py", title="5 · Risk–utility frontier", icon="⚖️"),
+    st.Page("pages/6_export.py", title="6 · Export", icon="📦"),
+]
+
+navigation = st.navigation(PAGES)
+
+with st.sidebar:
+    st.markdown("**neswap** anonymises a corpus by swapping named entities between similar "
+                "passages of different documents. Work through the pages in order; your "
+                "choices are saved in the workspace.")
+    from appkit.state import settings_summary
+
+    settings_summary()
+
+navigation.run()

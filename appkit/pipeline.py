@@ -1,0 +1,267 @@
+"""Cached calls into neswap_core for the pages, each keyed by exactly the inputs it depends on.
+
+Models: ``st.cache_resource``. Data (corpus, chunks, z, embeddings, tables): ``st.cache_data``
+with string/tuple keys; large objects are passed as ``_underscored`` arguments so that
+Streamlit does not hash them. Fitted mixtures and sweeps hold numpy state plus an embedding
+function, so they are kept with ``st.cache_resource`` (keyed by their settings) and the
+mixture is also saved in the workspace, so a restart does not refit.
+Changing the trade-off line or N only calls ``Sweep.table`` / ``choose_release``: no refit,
+no re-embedding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import pickle
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from neswap_core.analysis import fit_mixture, release_inputs
+from neswap_core.config import DEFAULT_EMBEDDING_MODEL, DEFAULT_SPACY_MODEL, RunConfig
+from neswap_core.corpus import Chunk, Corpus
+from neswap_core.pipeline import (
+    CleanCorpus,
+    chunks_at,
+    clean_corpus,
+    embed_chunks,
+    sentence_distances,
+    tag_entities,
+)
+from neswap_core.releases import ReleaseContext, Sweep, sweep_releases
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_DIR = ROOT / "data" / "sample"
+CACHE_DIR = ROOT / ".neswap-cache"
+
+
+def digest(value: Any) -> str:
+    """A short stable hash of any JSON-able value (used as a cache and workspace key)."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+# --- models ---------------------------------------------------------------------------------------
+@st.cache_resource(show_spinner="Loading the sentence-embedding model (all-MiniLM-L6-v2)…")
+def embedder():
+    from neswap_core.embedding import Embedder
+
+    return Embedder(DEFAULT_EMBEDDING_MODEL, CACHE_DIR)
+
+
+@st.cache_resource(show_spinner="Loading the spaCy English pipeline…")
+def ner_model():
+    from neswap_core.entities import load_ner
+
+    return load_ner(DEFAULT_SPACY_MODEL)
+
+
+# --- corpus -----------------------------------------------------------------------------------------
+def pack_uploads(files: list[tuple[str, bytes]]) -> tuple[str, bytes]:
+    """Uploaded files as one zip payload and its content key ``upload:<sha>``."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, data in sorted(files):
+            zf.writestr(zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0)), data)
+    payload = buf.getvalue()
+    return "upload:" + hashlib.sha256(payload).hexdigest()[:16], payload
+
+
+def unpack_uploads(payload: bytes) -> list[tuple[str, bytes]]:
+    with zipfile.ZipFile(io.BytesIO(payload)) as zf:
+        return [(n, zf.read(n)) for n in zf.namelist()]
+
+
+@st.cache_data(show_spinner="Reading the corpus…", max_entries=8)
+def load_source(source: str, protect: str, _payload: bytes | None = None) -> Corpus:
+    """The corpus named by ``source`` ("sample" or "upload:<sha>" with its payload)."""
+    from neswap_core.loading import load_corpus, load_uploaded
+
+    if source == "sample":
+        return load_corpus(SAMPLE_DIR, protect=protect)
+    if _payload is None:
+        raise ValueError("uploaded corpus without its files")
+    return load_uploaded(unpack_uploads(_payload), protect=protect)
+
+
+@st.cache_data(show_spinner="Extracting presentations and suppressing identifiers…", max_entries=8)
+def clean(source: str, protect: str, _corpus: Corpus) -> CleanCorpus:
+    return clean_corpus(_corpus)
+
+
+@st.cache_data(show_spinner="Splitting sentences and measuring breakpoints (embeds each sentence group once)…", max_entries=8)
+def distances(source: str, protect: str, buffer: int, _clean: CleanCorpus):
+    return sentence_distances(_clean.corpus, embedder(), buffer)
+
+
+@st.cache_data(show_spinner="Finding named entities…", max_entries=16)
+def tagged_chunks(source: str, protect: str, threshold: float, label_map_key: str,
+                  _clean: CleanCorpus, _chunked, _label_map: dict) -> list[Chunk]:
+    chunks = chunks_at(_clean.corpus, _chunked, threshold)
+    return tag_entities(chunks, ner_model(), _label_map)
+
+
+@st.cache_data(show_spinner="Applying your entity corrections…", max_entries=16)
+def corrected_chunks(chunks_key: str, corrections_key: str, _chunks: list[Chunk], _corrections: list) -> list[Chunk]:
+    from neswap_core.entities import apply_corrections
+
+    return apply_corrections(_chunks, _corrections) if _corrections else list(_chunks)
+
+
+@st.cache_data(show_spinner="Embedding chunks (cached on disk: unchanged text is never embedded twice)…", max_entries=16)
+def chunk_embeddings(chunks_key: str, _chunks: list[Chunk]) -> np.ndarray:
+    return embed_chunks(_chunks, embedder())
+
+
+@st.cache_data(show_spinner="Applying roles (placeholders for must-change categories)…", max_entries=16)
+def role_inputs(key: str, _chunks: list[Chunk], _x: np.ndarray, _roles: dict) -> tuple[list[Chunk], np.ndarray]:
+    return release_inputs(_chunks, _x, _roles, embedder().encode)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def mixture(key: str, _x: np.ndarray, _config: RunConfig, _progress: Callable | None = None):
+    """The fitted SphericalMixture for these embeddings and settings."""
+    return fit_mixture(_x, _config)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def sweep(key: str, _chunks: list[Chunk], _x: np.ndarray, _mixture, _config: RunConfig,
+          _progress: Callable | None = None) -> Sweep:
+    ctx = ReleaseContext(list(_chunks), _x, _mixture, embedder().encode)
+    return sweep_releases(
+        ctx, _config.swap_categories, combination_size=_config.combination_size,
+        max_swaps=_config.max_swaps, draws=_config.draws, require=_config.require,
+        suppress_leftovers=_config.suppress_leftovers, seed=_config.seed,
+        population=_config.population, progress=_progress,
+    )
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def release_table(key: str, population: float, _sweep: Sweep) -> pd.DataFrame:
+    return _sweep.table(population)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def pitman_table(key: str, population: float, _sweep: Sweep) -> pd.DataFrame:
+    return _sweep.pitman_table(population)
+
+
+# --- the whole chain for the current settings ------------------------------------------------------
+@dataclass
+class Stage:
+    """What the pages need, computed lazily in order; every attribute is cached upstream."""
+
+    settings: dict
+    workspace: Any
+
+    # keys ------------------------------------------------------------------------------------
+    @property
+    def source(self) -> str:
+        return self.settings["corpus_source"]
+
+    @property
+    def protect(self) -> str:
+        return self.settings["protect"]
+
+    @property
+    def config(self) -> RunConfig:
+        from .state import run_config
+
+        return run_config(self.settings)
+
+    def _payload(self) -> bytes | None:
+        if self.source == "sample":
+            return None
+        return self.workspace.get_artifact("upload", self.source)
+
+    # stages ----------------------------------------------------------------------------------
+    def corpus(self) -> Corpus:
+        return load_source(self.source, self.protect, self._payload())
+
+    def clean(self) -> CleanCorpus:
+        return clean(self.source, self.protect, self.corpus())
+
+    def chunked(self):
+        return distances(self.source, self.protect, self.config.buffer, self.clean())
+
+    @property
+    def chunks_key(self) -> str:
+        return digest([self.source, self.protect, self.settings["threshold"], self.config.label_map])
+
+    def raw_chunks(self) -> list[Chunk]:
+        """Chunks with NER entities, before the analyst's corrections."""
+        cfg = self.config
+        return tagged_chunks(self.source, self.protect, float(self.settings["threshold"]),
+                             digest(cfg.label_map), self.clean(), self.chunked(), cfg.label_map)
+
+    def corrections(self) -> list:
+        from neswap_core.entities import EntityCorrection
+
+        return [EntityCorrection(action=c["action"], category=c["category"], text=c["text"],
+                                 chunk_id=c["chunk_id"]) for c in self.workspace.corrections()]
+
+    @property
+    def corrections_key(self) -> str:
+        return digest([[c["action"], c["category"], c["text"], c["chunk_id"]] for c in self.workspace.corrections()])
+
+    def chunks(self) -> list[Chunk]:
+        """Chunks with entities after the analyst's corrections (what every later step uses)."""
+        return corrected_chunks(self.chunks_key, self.corrections_key, self.raw_chunks(), self.corrections())
+
+    def embeddings(self) -> np.ndarray:
+        return chunk_embeddings(self.chunks_key, self.raw_chunks())
+
+    @property
+    def roles_key(self) -> str:
+        return digest([self.chunks_key, self.corrections_key, self.settings["roles"]])
+
+    def pre_swap(self) -> tuple[list[Chunk], np.ndarray]:
+        """Chunks and embeddings after the C/U operators: the pre-swap data of every release."""
+        return role_inputs(self.roles_key, self.chunks(), self.embeddings(), self.settings["roles"])
+
+    @property
+    def mixture_key(self) -> str:
+        s = self.settings
+        return digest([self.roles_key, s["family"], s["n_components"], s["min_weight"],
+                       s["mixture_seed"], s["n_init"]])
+
+    def mixture(self, progress: Callable | None = None):
+        """The fitted mixture; also persisted in the workspace so a restart does not refit."""
+        key = self.mixture_key
+        stored = self.workspace.get_artifact("mixture", key)
+        if stored is not None:
+            return _stored_mixture(key, stored)
+        _, x = self.pre_swap()
+        fitted = mixture(key, x, self.config, progress)
+        self.workspace.put_artifact("mixture", key, pickle.dumps(fitted))
+        return fitted
+
+    @property
+    def sweep_key(self) -> str:
+        s = self.settings
+        return digest([self.mixture_key, s["combination_size"], s["max_swaps"], s["draws"],
+                       s["require"], s["seed"]])
+
+    def sweep(self, progress: Callable | None = None) -> Sweep:
+        chunks, x = self.pre_swap()
+        return sweep(self.sweep_key, chunks, x, self.mixture(), self.config, progress)
+
+    def table(self, population: float | None = None) -> pd.DataFrame:
+        n = float(population if population is not None else self.settings["population"])
+        return release_table(self.sweep_key, n, self.sweep())
+
+    def pitman(self, population: float | None = None) -> pd.DataFrame:
+        n = float(population if population is not None else self.settings["population"])
+        return pitman_table(self.sweep_key, n, self.sweep())
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _stored_mixture(key: str, _payload: bytes):
+    return pickle.loads(_payload)

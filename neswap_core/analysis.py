@@ -1,0 +1,129 @@
+"""From prepared chunks to a chosen release: roles, mixture, sweep, choice (SPEC §3–§7).
+
+The steps after preprocessing, shared by the CLI's ``release`` command and the app:
+1. ``release_inputs``: C categories become placeholders in every chunk (and U ones are
+   suppressed when asked), and the changed chunks are re-embedded through the cache;
+2. ``fit_mixture``: the spherical mixture on those embeddings (MAP labels = clusters);
+3. ``sweep_releases`` (releases.py) and ``choose_release`` (frontier.py).
+The released text of a candidate (J, t) is the first t pairs of draw 0 (the first seed); the
+table reports DU and DR as means over all draws.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .config import RunConfig
+from .corpus import Chunk
+from .errors import FitError
+from .frontier import TradeOffChoice, choose_release, describe_release, frontier_mask
+from .mixture import SphericalMixture
+from .releases import ReleaseContext, Sweep, sweep_releases
+from .rewrite import apply_roles
+
+Progress = Callable[[float, str], None]
+
+
+def release_inputs(
+    chunks: Sequence[Chunk],
+    embeddings: np.ndarray,
+    roles: Mapping[str, str],
+    embed,
+    suppress_untouched: bool = False,
+) -> tuple[list[Chunk], np.ndarray]:
+    """Apply the C (and optional U) operators and re-embed only the chunks whose text changed."""
+    applied = apply_roles(list(chunks), dict(roles), suppress_untouched=suppress_untouched)
+    changed = [i for i, (a, b) in enumerate(zip(chunks, applied, strict=True)) if a.text != b.text]
+    if not changed:
+        return applied, embeddings
+    out = np.array(embeddings, copy=True)
+    out[changed] = embed([applied[i].text for i in changed])
+    return applied, out
+
+
+def fit_mixture(embeddings: np.ndarray, config: RunConfig) -> SphericalMixture:
+    """Fit the spherical mixture of the config; K larger than the data is a clear error."""
+    n = len(embeddings)
+    if n < 2:
+        raise FitError(f"Only {n} chunk(s): a mixture needs at least 2. Load more text.")
+    if config.n_components > n:
+        raise FitError(
+            f"K = {config.n_components} clusters but only {n} chunks: choose K of at most {n}."
+        )
+    return SphericalMixture(
+        family=config.family,
+        n_components=config.n_components,
+        min_weight=config.min_weight,
+        max_iter=config.max_iter,
+        tol=config.tol,
+        n_init=config.n_init,
+        random_state=config.mixture_seed,
+    ).fit(embeddings)
+
+
+@dataclass
+class ReleaseOutcome:
+    """A sweep with its table for one N, the frontier and the choice for the line (a, c)."""
+
+    sweep: Sweep
+    table: pd.DataFrame
+    choice: TradeOffChoice
+    fit_warnings: list[str]
+
+    @property
+    def chosen(self) -> pd.Series | None:
+        return None if self.choice.index is None else self.table.loc[self.choice.index]
+
+    def sentence(self) -> str:
+        return "" if self.chosen is None else describe_release(self.chosen)
+
+    def chosen_records(self):
+        """The swap records of the chosen release (first t pairs of draw 0)."""
+        row = self.chosen
+        if row is None:
+            return ()
+        draw = self.sweep.draws_for(tuple(row["categories"]))[0]
+        return draw.run.records[: int(row["swaps"])]
+
+    def frontier(self) -> pd.DataFrame:
+        if len(self.table) == 0:
+            return self.table
+        return self.table[frontier_mask(self.table["du"].to_numpy(), self.table["dr"].to_numpy())]
+
+
+def run_analysis(
+    chunks: Sequence[Chunk],
+    embeddings: np.ndarray,
+    embed,
+    config: RunConfig,
+    progress: Progress | None = None,
+) -> ReleaseOutcome:
+    """Roles → mixture → candidate releases → choice, for a prepared corpus and a config."""
+    say = progress or (lambda f, m: None)
+    say(0.0, "Applying roles")
+    pre_chunks, pre_x = release_inputs(chunks, embeddings, config.roles, embed)
+    say(0.1, "Fitting the spherical mixture")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mixture = fit_mixture(pre_x, config)
+    ctx = ReleaseContext(pre_chunks, pre_x, mixture, embed)
+    sweep = sweep_releases(
+        ctx,
+        config.swap_categories,
+        combination_size=config.combination_size,
+        max_swaps=config.max_swaps,
+        draws=config.draws,
+        require=config.require,
+        suppress_leftovers=config.suppress_leftovers,
+        seed=config.seed,
+        population=config.population,
+        progress=lambda f, m: say(0.3 + 0.7 * f, m),
+    )
+    table = sweep.table(config.population)
+    choice = choose_release(table, config.trade_off_a, config.trade_off_c)
+    return ReleaseOutcome(sweep, table, choice, [str(w.message) for w in caught])

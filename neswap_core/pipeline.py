@@ -1,0 +1,180 @@
+"""The preprocessing pipeline, stage by stage (SPEC §1–§2), and the inputs of a release sweep.
+
+corpus → presentation → direct identifiers → semantic chunks → entities → z, embeddings.
+Each stage is a function of the stages before it, so the app can cache each one on its inputs
+and the CLI runs them in sequence; ``prepare`` is the whole chain with timings.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .config import CATEGORIES, RunConfig
+from .contingency import contingency_table
+from .corpus import Chunk, Corpus, chunk_id
+from .identifiers import suppress_corpus
+from .loading import load_corpus
+from .presentation import extract_presentations
+
+Progress = Callable[[float, str], None]
+
+
+@dataclass
+class CleanCorpus:
+    """Documents after presentation extraction and direct-identifier suppression (SPEC §2.1, §2.3)."""
+
+    corpus: Corpus
+    presentation: pd.DataFrame  # per document: marker found, characters kept/dropped
+    identifiers: pd.DataFrame  # per document: company / url / executive replacements
+
+
+def clean_corpus(corpus: Corpus) -> CleanCorpus:
+    """Keep the prepared remarks and replace direct identifiers by placeholders."""
+    presented, presentation = extract_presentations(corpus)
+    suppressed, identifiers = suppress_corpus(presented)
+    return CleanCorpus(suppressed, presentation, identifiers)
+
+
+def sentence_distances(corpus: Corpus, embedder, buffer: int):
+    """Sentences and breakpoint distances of every document (one batched, cached embedding call).
+
+    The result answers "how many chunks at threshold t" for any t without embedding again.
+    """
+    from .chunking import chunk_corpus
+
+    docs = [(d.doc_id, d.text) for d in corpus.documents]
+    return chunk_corpus(docs, embedder.encode, buffer=buffer)
+
+
+def chunks_at(corpus: Corpus, chunked, threshold: float) -> list[Chunk]:
+    """The corpus's chunks (no entities yet) at a breakpoint percentile (SPEC §2.2)."""
+    chunks: list[Chunk] = []
+    for doc, (doc_id, texts) in zip(corpus.documents, chunked.chunk_texts(threshold), strict=True):
+        value = corpus.protected_value(doc)
+        chunks.extend(Chunk(chunk_id(doc_id, i), doc_id, i, t, value) for i, t in enumerate(texts))
+    return chunks
+
+
+def chunk_documents(corpus: Corpus, embedder, threshold: float, buffer: int) -> list[Chunk]:
+    """Semantic chunks of every document (no entities yet)."""
+    return chunks_at(corpus, sentence_distances(corpus, embedder, buffer), threshold)
+
+
+def tag_entities(chunks: Sequence[Chunk], nlp, label_map: dict[str, str]) -> list[Chunk]:
+    """Attach entity spans found by spaCy (``nlp.pipe``) to every chunk (SPEC §2.4)."""
+    from dataclasses import replace
+
+    from .entities import extract_entities
+
+    spans = extract_entities([c.text for c in chunks], nlp, label_map=label_map)
+    return [replace(c, entities=tuple(s)) for c, s in zip(chunks, spans, strict=True)]
+
+
+def embed_chunks(chunks: Sequence[Chunk], embedder) -> np.ndarray:
+    """Unit-norm float32 embeddings of the chunk texts, through the content-hash cache."""
+    if not chunks:
+        return np.zeros((0, 0), dtype=np.float32)
+    return embedder.encode([c.text for c in chunks])
+
+
+@dataclass
+class Prepared:
+    """Everything preprocessing produces, plus the seconds each stage took."""
+
+    config: RunConfig
+    raw: Corpus
+    clean: CleanCorpus
+    chunks: list[Chunk]
+    z: pd.DataFrame
+    embeddings: np.ndarray
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def summary(self) -> dict:
+        """The JSON summary of ``prepare``: documents, chunks, entities, identifiers, seconds."""
+        ents = {
+            c: int(sum(1 for ch in self.chunks for s in ch.entities if s.category == c))
+            for c in CATEGORIES
+        }
+        with_ent = {c: int((self.z[c] != "").sum()) for c in CATEGORIES} if len(self.z) else {}
+        ident = self.clean.identifiers
+        return {
+            "corpus": self.config.corpus,
+            "protect": self.config.protect,
+            "documents": len(self.raw),
+            "chunks": len(self.chunks),
+            "threshold": self.config.threshold,
+            "entities_per_category": ents,
+            "chunks_with_entity_per_category": with_ent,
+            "share_chunks_with_entity": {
+                c: (v / len(self.chunks) if self.chunks else 0.0) for c, v in with_ent.items()
+            },
+            "identifiers_suppressed": {
+                col: int(ident[col].sum())
+                for col in ident.columns
+                if pd.api.types.is_numeric_dtype(ident[col])
+            },
+            "presentation_marker_found": int(self.clean.presentation["found"].sum()),
+            "embedding_dim": int(self.embeddings.shape[1]) if self.embeddings.ndim == 2 else 0,
+            "seconds": {k: round(v, 3) for k, v in self.timings.items()},
+        }
+
+
+@contextmanager
+def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
+    start = time.perf_counter()
+    yield
+    timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - start
+
+
+def prepare(
+    corpus: Corpus,
+    config: RunConfig | None = None,
+    *,
+    embedder=None,
+    nlp=None,
+    corrections: Sequence = (),
+    progress: Progress | None = None,
+) -> Prepared:
+    """Run the whole preprocessing chain on a loaded corpus (SPEC §1–§2)."""
+    from .embedding import Embedder
+    from .entities import apply_corrections, load_ner
+
+    config = config or RunConfig()
+    timings: dict[str, float] = {}
+    say = progress or (lambda f, m: None)
+    with _timed(timings, "clean"):
+        say(0.0, "Extracting presentations and suppressing direct identifiers")
+        clean = clean_corpus(corpus)
+    with _timed(timings, "load_models"):
+        say(0.05, "Loading models")
+        embedder = embedder or Embedder(config.embedding_model, config.cache_dir)
+        nlp = nlp or load_ner(config.spacy_model)
+    with _timed(timings, "chunking"):
+        say(0.1, "Chunking (embedding sentence groups)")
+        chunks = chunk_documents(clean.corpus, embedder, config.threshold, config.buffer)
+    with _timed(timings, "ner"):
+        say(0.5, "Finding named entities")
+        chunks = tag_entities(chunks, nlp, config.label_map)
+        if corrections:
+            chunks = apply_corrections(chunks, list(corrections))
+    with _timed(timings, "contingency"):
+        z = contingency_table(chunks)
+    with _timed(timings, "embedding"):
+        say(0.6, "Embedding chunks")
+        embeddings = embed_chunks(chunks, embedder)
+    say(1.0, "Done")
+    return Prepared(config, corpus, clean, chunks, z, embeddings, timings)
+
+
+def prepare_path(path: str | Path, config: RunConfig | None = None, **kwargs) -> Prepared:
+    """Load a corpus from disk and prepare it (the CLI's and the benchmarks' entry point)."""
+    config = config or RunConfig(corpus=str(path))
+    corpus = load_corpus(path, protect=config.protect)
+    return prepare(corpus, config, **kwargs)
