@@ -160,7 +160,7 @@ class Sweep:
                 if not reach:
                     break
                 du = np.array([data_utility(self.ctx.baseline, d.deltas[:t].sum()) for d in reach])
-                dr = np.array([release_risk(prof, d.hits[:t].sum()) for d in reach])
+                dr = np.array([release_risk(prof, d, slice(0, t)) for d in reach])
                 rows.append(
                     {
                         "release_id": f"{combination_name(combo)} @ {t}",
@@ -182,7 +182,7 @@ class Sweep:
 
     def pitman_table(self, population: float) -> pd.DataFrame:
         """The paper's Table 1 for the combinations of this sweep."""
-        return risk_mod.pitman_table(self.ctx.z, self.combinations, population)
+        return risk_mod.profile_table(self.profile(c, population) for c in self.combinations)
 
     def valid_pair_counts(self) -> dict[str, int]:
         """Number of valid pairs before any swap, per combination (first draw's count)."""
@@ -193,11 +193,10 @@ class Sweep:
         return out
 
 
-def release_risk(profile, unique_hits: float) -> float:
-    """DR = 1 − (swapped sample uniques / s₁) · min(p̂, 1); 1 when s₁ = 0 (status says why)."""
-    if profile.s1 == 0:
-        return 1.0
-    return 1.0 - (float(unique_hits) / profile.s1) * min(profile.p_hat, 1.0)
+def release_risk(profile, draw: DrawResult, keep: np.ndarray | slice) -> float:
+    """DR of the release made of the kept pairs of a draw (SPEC §5, via ``risk.disclosure_risk``)."""
+    pairs = [(r.chunk_a, r.chunk_b) for r in np.asarray(draw.run.records, dtype=object)[keep]]
+    return risk_mod.disclosure_risk(profile, [cid for pair in pairs for cid in pair])
 
 
 def sweep_releases(
@@ -219,7 +218,7 @@ def sweep_releases(
     total = len(combos) * draws
     for j, combo in enumerate(combos):
         prof = risk_mod.fit_risk(ctx.z, list(combo), population)
-        uniques = frozenset(prof.sample_uniques)
+        uniques = prof.sample_unique_ids
         for m in range(draws):
             if progress:
                 progress(len(results) / total, f"{combination_name(combo)}, draw {m + 1}/{draws}")
@@ -249,5 +248,5 @@ def evaluate_records(
     keep[list(accepted)] = True
     prof = sweep.profile(draw.combination, population)
     du = data_utility(sweep.ctx.baseline, draw.deltas[keep].sum())
-    dr = release_risk(prof, draw.hits[keep].sum())
+    dr = release_risk(prof, draw, keep)
     return float(du), float(dr)

@@ -1,0 +1,63 @@
+"""The CLI end to end on the bundled sample: prepare's outputs, a bit-for-bit release rerun, errors."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from neswap_core.cli import main
+from neswap_core.config import RunConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def at_repo_root(monkeypatch):
+    monkeypatch.chdir(ROOT)  # the embedding cache .neswap-cache is shared with the other tests
+
+
+def test_prepare_writes_chunks_z_embeddings_and_summary(tmp_path, capsys):
+    assert main(["prepare", "--corpus", "data/sample", "--out", str(tmp_path)]) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    chunks = pd.read_csv(tmp_path / "chunks.csv", keep_default_na=False)
+    x = np.load(tmp_path / "embeddings.npy")
+    z = pd.read_csv(tmp_path / "z.csv", index_col=0, keep_default_na=False)
+    assert summary["documents"] == 10 and summary["chunks"] == len(chunks) == len(x) == len(z)
+    assert x.dtype == np.float32 and x.shape[1] == 384
+    np.testing.assert_allclose(np.linalg.norm(x, axis=1), 1, atol=1e-5)
+    assert set(chunks["doc_id"]) == set(pd.read_csv("data/sample/manifest.csv")["doc_id"])
+    assert (chunks["Organization"] == z["Organization"].to_numpy()).all()
+    assert summary["identifiers_suppressed"]["company"] > 0
+    assert sum(summary["entities_per_category"].values()) > 0
+    assert "[Company Name]" in " ".join(chunks["text"])
+    for line in (tmp_path / "chunks.jsonl").read_text().splitlines()[:3]:
+        assert {"chunk_id", "doc_id", "text", "Organization"} <= set(json.loads(line))
+    assert "Wrote chunks.csv" in capsys.readouterr().out
+
+
+def test_release_is_reproducible_bit_for_bit(tmp_path):
+    cfg = RunConfig(corpus="data/sample", n_components=5, n_init=1, max_swaps=4, trade_off_c=1.0)
+    cfg.save(tmp_path / "run.toml")
+    out = tmp_path / "out"
+    snapshots = []
+    for _ in range(2):  # the same config twice into the same folder
+        assert main(["release", "--config", str(tmp_path / "run.toml"), "--out", str(out)]) == 0
+        snapshots.append({p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()})
+    files = sorted(snapshots[0])
+    assert files == sorted(snapshots[1])
+    assert Path("report.json") in files and Path("swap_log.csv") in files
+    assert len([f for f in files if f.parts[0] == "corpus" and f.suffix == ".txt"]) == 10
+    for rel in files:
+        if rel.name != "timings.json":
+            assert snapshots[0][rel] == snapshots[1][rel], rel
+    outs = [out]
+    report = json.loads((outs[0] / "report.json").read_text())
+    assert report["config"]["n_components"] == 5 and report["versions"]["numpy"]
+    log = pd.read_csv(outs[0] / "swap_log.csv")
+    if report["chosen"]:
+        assert len(log) == report["chosen"]["swaps"]
+        assert (log["protected_a"] != log["protected_b"]).all()
+    saved = RunConfig.load(out / "config.toml")
+    assert saved == RunConfig.from_dict({**RunConfig.load(tmp_path / "run.toml").to_dict(), "out": str(out)})

@@ -1,0 +1,144 @@
+"""Candidate releases end to end on a synthetic corpus: the table, additivity, N, determinism."""
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from neswap_core.analysis import ReleaseOutcome, release_inputs
+from neswap_core.corpus import Chunk, EntitySpan
+from neswap_core.errors import ConfigError
+from neswap_core.frontier import choose_release
+from neswap_core.mixture import SphericalMixture
+from neswap_core.releases import (
+    ReleaseContext,
+    category_combinations,
+    evaluate_records,
+    sweep_releases,
+)
+
+ORGS = ["Acme", "Globex", "Initech", "Umbrella", "Hooli", "Stark", "Wayne", "Wonka"]
+PRODUCTS = ["Widget", "Gizmo", "Doohickey", "Sprocket", "Gadget", "Thingamajig"]
+PEOPLE = ["Alice Smith", "Bob Jones", "Carol White", "Dan Brown", "Eve Black"]
+DATES = ["March", "April", "2021", "the third quarter"]
+CENTERS = np.eye(8)[:2]
+
+
+def embed(texts):
+    """Deterministic text → unit vector near one of two directions (by a hash of the text)."""
+    out = []
+    for t in texts:
+        h = int(hashlib.sha256(t.encode()).hexdigest(), 16)
+        rng = np.random.default_rng(h % 2**32)
+        v = CENTERS[h % 2] * 4 + rng.normal(size=8) * 0.3
+        out.append(v / np.linalg.norm(v))
+    return np.array(out)
+
+
+def make_chunks(n_docs=4, per_doc=12, seed=0):
+    rng = np.random.default_rng(seed)
+    chunks = []
+    for d in range(n_docs):
+        for i in range(per_doc):
+            parts, spans, pos = [], [], 0
+            for cat, pool in (("Organization", ORGS), ("Product", PRODUCTS), ("Person", PEOPLE), ("Date", DATES)):
+                if rng.random() < 0.8:
+                    value = pool[rng.integers(len(pool))]
+                    prefix = f"In this part {cat.lower()} "
+                    start = pos + len(prefix)
+                    spans.append(EntitySpan(start, start + len(value), cat.upper()[:3], cat, value))
+                    parts.append(prefix + value + ". ")
+                    pos += len(prefix) + len(value) + 2
+            text = "".join(parts) or "Nothing named here. "
+            chunks.append(Chunk(f"d{d}#{i:04d}", f"d{d}", i, text, f"company{d}", tuple(spans)))
+    return chunks
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    chunks = make_chunks()
+    x = embed([c.text for c in chunks])
+    mix = SphericalMixture(family="pkb", n_components=2, random_state=0).fit(x)
+    ctx = ReleaseContext(chunks, x, mix, embed)
+    return sweep_releases(ctx, ["Organization", "Person", "Product"], max_swaps=6, draws=3, seed=1)
+
+
+def test_table_has_one_row_per_combination_and_step(sweep):
+    table = sweep.table(1e20)
+    assert set(table["combination"]) <= {"Organization + Person", "Organization + Product", "Person + Product"}
+    n = sweep.ctx.n_chunks
+    for _combo, rows in table.groupby("combination"):
+        assert rows["swaps"].tolist() == list(range(1, len(rows) + 1))
+        np.testing.assert_allclose(rows["swap_rate"], 2 * rows["swaps"] / n)
+        # DR never increases as more pairs are swapped (each pair adds >= 0 swapped uniques)
+        assert np.all(np.diff(rows["dr"].to_numpy()) <= 1e-12)
+        assert rows["draws"].max() <= 3
+    assert table["dr"].between(0, 1).all()
+
+
+def test_table_is_the_sum_of_per_pair_effects(sweep):
+    table = sweep.table(1e20)
+    combo = sweep.combinations[0]
+    draws = sweep.draws_for(combo)
+    t = min(d.n_swaps for d in draws)
+    assert t > 0
+    vals = np.array([evaluate_records(sweep, d, range(t), 1e20) for d in draws])
+    row = table[(table["combination"] == " + ".join(combo)) & (table["swaps"] == t)].iloc[0]
+    if row["draws"] == len(draws):
+        assert row["du"] == pytest.approx(vals[:, 0].mean())
+        assert row["dr"] == pytest.approx(vals[:, 1].mean())
+    # no accepted pair: the release is the original data
+    assert evaluate_records(sweep, draws[0], [], 1e20) == (1.0, 1.0)
+
+
+def test_population_changes_only_risk(sweep):
+    a, b = sweep.table(1e10), sweep.table(1e30)
+    np.testing.assert_allclose(a["du"], b["du"])
+    assert not np.allclose(a["p_hat"], b["p_hat"])
+
+
+def test_same_seed_same_releases_and_choice():
+    chunks = make_chunks(seed=3)
+    x = embed([c.text for c in chunks])
+    tables = []
+    for _ in range(2):
+        mix = SphericalMixture(family="pkb", n_components=2, random_state=0).fit(x)
+        s = sweep_releases(ReleaseContext(chunks, x, mix, embed), ["Organization", "Product"],
+                           combination_size=2, max_swaps=5, seed=7)
+        tables.append(s.table(1e20))
+        assert [r.chunk_a for r in s.draws[0].run.records] == [r.chunk_a for r in s.draws[0].run.records]
+    assert tables[0].equals(tables[1])
+    c0, c1 = (choose_release(t, 0, 0.99) for t in tables)
+    assert c0.index == c1.index
+
+
+def test_release_inputs_apply_c_placeholders_and_reembed_only_changed():
+    chunks = make_chunks()
+    x = embed([c.text for c in chunks])
+    calls = []
+
+    def counting(texts):
+        calls.append(len(texts))
+        return embed(texts)
+
+    roles = {"Organization": "S", "Person": "S", "Product": "S", "Location": "S", "Event": "C", "Date": "C"}
+    pre, pre_x = release_inputs(chunks, x, roles, counting)
+    changed = [i for i, (a, b) in enumerate(zip(chunks, pre, strict=True)) if a.text != b.text]
+    assert changed and calls == [len(changed)]
+    assert all("[Date]" in pre[i].text and not pre[i].values("Date") for i in changed)
+    unchanged = sorted(set(range(len(chunks))) - set(changed))
+    np.testing.assert_array_equal(pre_x[unchanged], x[unchanged])
+
+
+def test_combinations_need_enough_swap_categories():
+    assert len(category_combinations(["Organization", "Person", "Product", "Location"], 2)) == 6
+    with pytest.raises(ConfigError, match="role S"):
+        category_combinations(["Organization"], 2)
+
+
+def test_outcome_sentence_for_chosen_release(sweep):
+    table = sweep.table(1e20)
+    choice = choose_release(table, 0.0, 1.0)
+    outcome = ReleaseOutcome(sweep, table, choice, [])
+    assert outcome.sentence().startswith(outcome.chosen["combination"])
+    assert len(outcome.chosen_records()) == int(outcome.chosen["swaps"])
