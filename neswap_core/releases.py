@@ -141,9 +141,14 @@ class Sweep:
     _profiles: dict[tuple[tuple[str, ...], float], object] = field(default_factory=dict)
 
     def profile(self, combination: tuple[str, ...], population: float):
+        """The Pitman risk profile of z_J at N; the fit is made once per J (it does not depend on N)."""
         key = (tuple(combination), float(population))
         if key not in self._profiles:
-            self._profiles[key] = risk_mod.fit_risk(self.ctx.z, list(combination), population)
+            fitted = next((p for (c, _), p in self._profiles.items() if c == key[0]), None)
+            self._profiles[key] = (
+                fitted.at_population(population) if fitted is not None
+                else risk_mod.fit_risk(self.ctx.z, list(combination), population)
+            )
         return self._profiles[key]
 
     def draws_for(self, combination: tuple[str, ...]) -> list[DrawResult]:
