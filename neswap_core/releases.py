@@ -123,7 +123,8 @@ def run_draw(
         per_chunk = utility_deltas(ctx.mixture, ctx.baseline, idx, new_x)
         deltas = per_chunk.reshape(-1, 2).sum(axis=1)
         is_unique = np.array([cid in sample_uniques for cid in ids], dtype=np.int64)
-        hits = is_unique.reshape(-1, 2).sum(axis=1)
+        moved = np.array([rec.moved for rec in run.records], dtype=np.int64)
+        hits = is_unique.reshape(-1, 2).sum(axis=1) * moved
     else:
         deltas, hits = np.zeros(0), np.zeros(0, dtype=np.int64)
     return DrawResult(combination, draw, seed, run, deltas, hits)
@@ -200,7 +201,10 @@ class Sweep:
 
 def release_risk(profile, draw: DrawResult, keep: np.ndarray | slice) -> float:
     """DR of the release made of the kept pairs of a draw (SPEC §5, via ``risk.disclosure_risk``)."""
-    pairs = [(r.chunk_a, r.chunk_b) for r in np.asarray(draw.run.records, dtype=object)[keep]]
+    # A valid pair whose values overlap can move nothing (SwapRecord.moved is False): its
+    # chunks are unchanged, so they are not counted as swapped sample uniques.
+    records = np.asarray(draw.run.records, dtype=object)[keep]
+    pairs = [(r.chunk_a, r.chunk_b) for r in records if r.moved]
     return risk_mod.disclosure_risk(profile, [cid for pair in pairs for cid in pair])
 
 
