@@ -230,7 +230,7 @@ class Stage:
     def mixture_key(self) -> str:
         s = self.settings
         return digest([self.roles_key, s["family"], s["n_components"], s["min_weight"],
-                       s["mixture_seed"], s["n_init"]])
+                       s["mixture_seed"], s["n_init"], s["max_iter"]])
 
     def mixture(self, progress: Callable | None = None):
         """The fitted mixture; also persisted in the workspace so a restart does not refit."""

@@ -28,6 +28,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "min_weight": _DEFAULTS.min_weight,
     "mixture_seed": _DEFAULTS.mixture_seed,
     "n_init": _DEFAULTS.n_init,
+    "max_iter": _DEFAULTS.max_iter,
     "combination_size": _DEFAULTS.combination_size,
     "max_swaps": _DEFAULTS.max_swaps,
     "draws": _DEFAULTS.draws,

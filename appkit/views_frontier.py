@@ -1,0 +1,272 @@
+"""View helpers of the Frontier page: the chart (the paper's Figure 3), the trade-off
+sliders' range, the Pitman table's headers and the hyperparameter grid (SPEC §5, §7, §8).
+
+Nothing here refits or re-embeds: a new line (a, c) or N only re-runs ``choose_release`` on a
+cached release table. Only ``compute_grid`` fits mixtures, behind a button, and its result is
+cached and kept in the workspace.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from neswap_core.config import PAPER_POPULATIONS
+from neswap_core.frontier import choose_release, describe_release, frontier_mask
+from neswap_core.grid import frontier_winner, hyperparameter_grid
+
+#: A colour-blind-safe qualitative palette (Tableau 10) for the category combinations J.
+COMBINATION_PALETTE = (
+    "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
+    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
+)
+#: The paper's population sizes N, as labels for the selector.
+POPULATION_LABELS: dict[str, float] = {
+    "10" + str(int(np.log10(n))).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")): n
+    for n in PAPER_POPULATIONS
+}
+
+#: Release-table columns shown to the analyst, with readable headers.
+RELEASE_COLUMNS = {
+    "release_id": "release", "swaps": "swaps t", "swap_rate": "swap rate r", "du": "DU",
+    "du_sd": "DU s.d.", "dr": "DR", "dr_sd": "DR s.d.", "draws": "draws", "p_hat": "p̂",
+}
+
+
+def release_columns(table: pd.DataFrame) -> pd.DataFrame:
+    out = table[[c for c in RELEASE_COLUMNS if c in table]].rename(columns=RELEASE_COLUMNS)
+    return out.sort_values(["DU"], ascending=False)
+
+
+#: Pitman-table columns shown (in this order) with the paper's symbols and a tooltip each.
+PITMAN_COLUMNS: dict[str, tuple[str, str, str]] = {
+    "J": ("combination J", "", "The categories whose entity values form the key of a chunk."),
+    "n_J": ("n_J", "%d", "Chunks with at least one entity in J (the chunks the model is fitted on)."),
+    "k": ("cells k", "%d", "Distinct entity-value combinations among those chunks."),
+    "s1": ("s₁", "%d", "Sample uniques: chunks alone in their cell."),
+    "s1/n_J": ("s₁/n_J", "%.3f", "Share of the chunks that are sample uniques."),
+    "theta": ("θ̂", "%.3f", "Ewens–Pitman strength: larger = more distinct values."),
+    "theta_se": ("SE(θ̂)", "%.3f", "Standard error of θ̂ (observed information)."),
+    "alpha": ("α̂", "%.4f", "Ewens–Pitman discount in [0, 1): how heavy the tail of rare values is."),
+    "alpha_se": ("SE(α̂)", "%.4f", "Standard error of α̂."),
+    "S1_hat": ("Ŝ₁", "%.4g", "Expected population uniques in a population of N chunks."),
+    "p_hat": ("p̂", "%.4g", "Share of sample uniques that are population uniques: (Ŝ₁/s₁)(n_J/N). "
+              "DR uses min(p̂, 1)."),
+    "status": ("status", "", "'ok', or why p̂ is special (e.g. Ewens α̂ = 0, all unique)."),
+}
+
+
+def pitman_view(pitman: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """The Pitman table with the paper's symbols as headers, and its column config (tooltips)."""
+    cols = [c for c in PITMAN_COLUMNS if c in pitman]
+    frame = pitman[cols].rename(columns={c: PITMAN_COLUMNS[c][0] for c in cols})
+    config = {}
+    for c in cols:
+        label, fmt, tip = PITMAN_COLUMNS[c]
+        config[label] = (st.column_config.NumberColumn(label, help=tip, format=fmt) if fmt
+                         else st.column_config.TextColumn(label, help=tip))
+    return frame, config
+
+
+# --- the frontier chart ---------------------------------------------------------------------------
+def combination_colors(combinations: Sequence[str]) -> dict[str, str]:
+    names = list(dict.fromkeys(combinations))
+    return {n: COMBINATION_PALETTE[i % len(COMBINATION_PALETTE)] for i, n in enumerate(names)}
+
+
+_HOVER = (
+    "<b>%{customdata[0]}</b><br>%{customdata[1]} swaps, r = %{customdata[2]:.1f}% of chunks<br>"
+    "DU %{x:.5f} ± %{customdata[3]:.5f}<br>DR %{y:.4f} ± %{customdata[4]:.4f}<br>"
+    "p̂ = %{customdata[5]:.3g}<extra></extra>"
+)
+
+
+def _custom(t: pd.DataFrame) -> np.ndarray:
+    return np.column_stack([t["release_id"], t["swaps"], 100 * t["swap_rate"], t["du_sd"], t["dr_sd"], t["p_hat"]])
+
+
+def _ranges(table: pd.DataFrame, a: float, c: float) -> tuple[list[float], list[float], str]:
+    """Axis ranges around the releases, stretched to show the line when it is near; else a note."""
+    du, dr = table["du"].to_numpy(float), table["dr"].to_numpy(float)
+    span_x, span_y = max(du.max() - du.min(), 1e-4), max(dr.max() - dr.min(), 1e-3)
+    xr = [du.min() - 0.08 * span_x, du.max() + 0.08 * span_x]
+    lo, hi = dr.min(), dr.max()
+    line = (c + a * xr[0], c + a * xr[1])
+    note = ""
+    if max(line) < lo:
+        if lo - max(line) <= span_y:
+            lo = max(line)
+        else:
+            note = f"your line is below the chart (DR = {max(line):.3f} at most): no release is under it"
+    elif min(line) > hi:
+        if min(line) - hi <= span_y:
+            hi = min(line)
+        else:
+            note = f"your line is above the chart (DR ≥ {min(line):.3f}): every release is under it"
+    pad = 0.08 * max(hi - lo, 1e-3)
+    return xr, [lo - pad, hi + pad], note
+
+
+def _tick_format(values: Sequence[float]) -> str:
+    """Enough decimals that neighbouring ticks differ (DR and DU move in the 3rd-5th decimal)."""
+    span = max(float(np.ptp(values)), 1e-9)
+    return f".{int(min(max(np.ceil(-np.log10(span)) + 1, 2), 6))}f"
+
+
+def frontier_figure(table: pd.DataFrame, chosen_id: str | None, a: float, c: float,
+                    line_pick: str | None = None) -> go.Figure:
+    """The paper's Figure 3: releases (DU on x, DR on y) by combination, frontier, line, choice."""
+    fig = go.Figure()
+    xr, yr, note = _ranges(table, a, c)
+    xs = np.linspace(xr[0], xr[1], 80)
+    ys = np.clip(c + a * xs, yr[0] - 1.0, yr[1] + 1.0)
+    fig.add_trace(go.Scatter(
+        x=xs, y=ys, mode="lines", fill="tozeroy", fillcolor="rgba(89,161,79,0.10)",
+        line={"color": "#c0392b", "dash": "dash", "width": 2},
+        name=f"your line DR = {c:.4g} + {a:g}·DU<br>(releases on or below it are acceptable)",
+        hoverinfo="skip"))
+    colors = combination_colors(table["combination"])
+    for name, group in table.groupby("combination", sort=False):
+        fig.add_trace(go.Scatter(
+            x=group["du"], y=group["dr"], mode="markers", name=name, customdata=_custom(group),
+            hovertemplate=_HOVER, marker={"color": colors[name], "size": 7, "opacity": 0.75}))
+    front = table[frontier_mask(table["du"].to_numpy(float), table["dr"].to_numpy(float))]
+    front = front.sort_values(["du", "dr"])
+    fig.add_trace(go.Scatter(
+        x=front["du"], y=front["dr"], mode="lines+markers", name="frontier (not dominated)",
+        customdata=_custom(front), hovertemplate=_HOVER, line={"color": "#1b1f24", "width": 1.5},
+        marker={"size": 11, "color": [colors[n] for n in front["combination"]],
+                "line": {"color": "#1b1f24", "width": 1.5}}))
+    marks = [(chosen_id, "chosen release", "star", 20, "#ffd700")]
+    if line_pick is not None and line_pick != chosen_id:
+        marks.append((line_pick, "the line's pick", "diamond-open", 18, "#c0392b"))
+    for rid, label, symbol, size, color in marks:
+        if rid is None or rid not in table.index:
+            continue
+        row = table.loc[[rid]]
+        fig.add_trace(go.Scatter(
+            x=row["du"], y=row["dr"], mode="markers", name=label, customdata=_custom(row),
+            hovertemplate=_HOVER, marker={"symbol": symbol, "size": size, "color": color,
+                                          "line": {"color": "#1b1f24", "width": 1.5}}))
+    if note:
+        below = note.startswith("your line is below")
+        fig.add_annotation(text=("▼ " if below else "▲ ") + note, xref="paper", yref="paper",
+                           x=0.5, y=0.01 if below else 0.99, showarrow=False,
+                           font={"color": "#c0392b", "size": 13}, bgcolor="rgba(255,255,255,0.85)")
+    fig.update_layout(
+        height=520, margin={"l": 10, "r": 10, "t": 30, "b": 10}, template="plotly_white",
+        legend={"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 12}},
+        xaxis={"title": "utility DU  (1 = cluster structure kept; higher is better →)",
+               "range": xr, "tickformat": _tick_format(xr)},
+        yaxis={"title": "risk DR  (1 = no protection; lower is safer ↓)", "range": yr,
+               "tickformat": _tick_format(yr)},
+    )
+    return fig
+
+
+def choice_sentence(table: pd.DataFrame, release_id: str | None) -> str:
+    """``describe_release`` of a release id, or "" when there is none."""
+    return "" if release_id is None or release_id not in table.index else describe_release(table.loc[release_id])
+
+
+def slider_bounds(table: pd.DataFrame, a: float) -> tuple[float, float, float]:
+    """(low, high, pivot DU) of the offset c: the line's height at the pivot covers the DR range."""
+    du, dr = table["du"].to_numpy(float), table["dr"].to_numpy(float)
+    pivot = float((du.min() + du.max()) / 2)
+    pad = max(0.25 * (dr.max() - dr.min()), 0.01)
+    low = np.floor((dr.min() - pad - a * pivot) * 1000) / 1000
+    high = np.ceil((min(dr.max() + pad, 1.0 + pad) - a * pivot) * 1000) / 1000
+    return float(low), float(high), pivot
+
+
+# --- the hyperparameter grid ----------------------------------------------------------------------
+def grid_tables(rows: pd.DataFrame, sweeps: dict, populations: Sequence[float]) -> dict:
+    """What the grid view needs, small enough to keep in the workspace: fit facts and tables."""
+    fits = rows.drop_duplicates(["family", "K", "min_weight"])[
+        ["family", "K", "min_weight", "components_kept", "converged", "fit_warnings"]]
+    tables = {(s.family, s.n_components, s.min_weight, float(n)): sweep.table(n)
+              for s, sweep in sweeps.items() for n in populations}
+    return {"fits": fits.reset_index(drop=True), "tables": tables}
+
+
+def grid_summary(grid: dict, a: float, c: float) -> pd.DataFrame:
+    """One row per (N, f, K, ε): convergence, the frontier's winning J, and the J your line picks."""
+    fits = grid["fits"].set_index(["family", "K", "min_weight"])
+    rows = []
+    for (family, k, eps, n), table in grid["tables"].items():
+        winner, counts = frontier_winner(table)
+        choice = choose_release(table, a, c)
+        chosen = "" if choice.index is None else table.loc[choice.index, "combination"]
+        fit = fits.loc[(family, k, eps)]
+        rows.append({"N": f"10^{np.log10(n):g}", "family": family, "K": k, "ε": eps,
+                     "converged": bool(fit["converged"]), "frontier winner": winner,
+                     "frontier points": json.dumps(counts), "your line picks": chosen,
+                     "line reached": choice.line_reached})
+    return pd.DataFrame(rows)
+
+
+def grid_verdict(summary: pd.DataFrame) -> str:
+    """E.g. "Organization + Product has most frontier releases in 20 of 24 settings"."""
+    counts = summary["frontier winner"].value_counts()
+    if counts.empty:
+        return "No setting had a release on the frontier."
+    return (f"{counts.index[0]} has most frontier releases in {counts.iloc[0]} of "
+            f"{len(summary)} settings.")
+
+
+def winner_pivot(summary: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Settings (family, K, ε) × N, each cell the winning combination; ⚠ marks non-converged fits."""
+    s = summary.assign(cell=np.where(summary["converged"], summary[column], summary[column] + " ⚠"))
+    s["setting"] = s["family"].str.upper() + ", K = " + s["K"].astype(str) + ", ε = " + s["ε"].map("{:g}".format)
+    return s.pivot(index="setting", columns="N", values="cell")
+
+
+def style_winners(pivot: pd.DataFrame, colors: dict[str, str]):
+    """The pivot with each cell coloured like its combination on the frontier chart."""
+    def paint(value: str) -> str:
+        color = colors.get(str(value).replace(" ⚠", ""), "#dddddd")
+        return f"background-color: {color}44"
+    return pivot.style.map(paint)
+
+def grid_key(stage, populations: Sequence[float]) -> str:
+    """Cache and workspace key of the grid: the pre-swap data, seeds and the sweep settings."""
+    from .pipeline import digest
+
+    s = stage.settings
+    return digest([stage.roles_key, sorted(populations), s["mixture_seed"], s["n_init"],
+                   s["combination_size"], s["max_swaps"], s["draws"], s["require"], s["seed"]])
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _grid_run(key: str, populations: tuple[float, ...], _chunks, _x, _config, _progress=None) -> dict:
+    from .pipeline import embedder
+
+    rows, sweeps = hyperparameter_grid(
+        _chunks, _x, embedder().encode, _config.swap_categories, populations=populations,
+        mixture_seed=_config.mixture_seed, n_init=_config.n_init, progress=_progress,
+        combination_size=_config.combination_size, max_swaps=_config.max_swaps,
+        draws=_config.draws, require=_config.require,
+        suppress_leftovers=_config.suppress_leftovers, seed=_config.seed,
+        population=_config.population)
+    return grid_tables(rows, sweeps, populations)
+
+
+def stored_grid(stage, populations: Sequence[float]) -> dict | None:
+    """The grid computed earlier for these inputs (workspace), or None."""
+    payload = stage.workspace.get_artifact("grid", grid_key(stage, populations))
+    return None if payload is None else pickle.loads(payload)
+
+
+def compute_grid(stage, populations: Sequence[float], progress: Callable | None = None) -> dict:
+    """Fit the 8 mixtures (f × K × ε), sweep each, and keep the result in the workspace."""
+    key = grid_key(stage, populations)
+    chunks, x = stage.pre_swap()
+    grid = _grid_run(key, tuple(sorted(populations)), chunks, x, stage.config, progress)
+    stage.workspace.put_artifact("grid", key, pickle.dumps(grid))
+    return grid

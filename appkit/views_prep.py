@@ -1,0 +1,335 @@
+"""View helpers for the preparation pages (Corpus, Entities & roles, Clusters).
+
+Small pure functions that turn neswap_core results into the tables, HTML and coordinates the
+pages show; no method computation lives here (that is in neswap_core, SPEC §1–§4).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import warnings
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from neswap_core.config import (
+    CATEGORIES,
+    COMPANY_PLACEHOLDER,
+    PLACEHOLDER_PATTERN,
+    ROLE_NAMES,
+    URL_PLACEHOLDER,
+)
+from neswap_core.corpus import Chunk, Corpus
+from neswap_core.errors import CorpusError
+from neswap_core.loading import load_uploaded
+
+#: Metadata column every loaded document has, so loading with it never fails on ``protect``.
+ID_COLUMN = "doc_id"
+
+#: Colours of the direct-identifier placeholders on the Corpus page.
+IDENTIFIER_COLORS: dict[str, str] = {
+    "company": "#1f77b4",
+    "url": "#2ca02c",
+    "executive": "#d62728",
+    "other": "#7f7f7f",
+}
+
+#: One-line explanations of the roles (selectbox help on the Entities page, SPEC §3).
+ROLE_HELP = (
+    "S — swap: exchanged between two similar passages of different companies.  \n"
+    "F — fixed: never altered (e.g. dates keep the timeline intact).  \n"
+    "C — must change: every mention is replaced by a placeholder such as [Event] before swapping."
+    "  \nU — untouched: not swapped and left as it is."
+)
+
+
+#: Short role names that fit a narrow selectbox (the long ones are ``config.ROLE_NAMES``).
+ROLE_SHORT: dict[str, str] = {"S": "swap", "F": "fixed", "C": "replace", "U": "untouched"}
+
+
+def role_label(role: str) -> str:
+    """``"S · swap"`` for the role selectboxes."""
+    return f"{role} · {ROLE_SHORT.get(role, ROLE_NAMES[role])}"
+
+
+def chunk_label(chunk_id: str) -> str:
+    """``"APH_q3_2021 · chunk 7"`` for ``"APH_q3_2021#0006"`` (chunks counted from 1)."""
+    doc, _, index = chunk_id.rpartition("#")
+    return f"{doc} · chunk {int(index) + 1}" if doc and index.isdigit() else chunk_id
+
+
+# --- corpus ------------------------------------------------------------------------------------
+def check_upload(files: list[tuple[str, bytes]]) -> Corpus:
+    """The uploaded files as a corpus keyed by ``doc_id`` (raises ``CorpusError`` if unusable).
+
+    Loading with ``protect="doc_id"`` checks everything except the column to protect, which
+    the analyst picks afterwards from the columns the files actually have.
+    """
+    if not files:
+        raise CorpusError("Choose one or more files first (drag them onto the upload box).")
+    return load_uploaded(files, protect=ID_COLUMN)
+
+
+def metadata_columns(corpus: Corpus) -> dict[str, int]:
+    """Metadata columns filled in for every document, with their number of distinct values."""
+    if not len(corpus):
+        return {}
+    shared = set.intersection(
+        *({k for k, v in d.metadata.items() if str(v).strip()} for d in corpus.documents)
+    )
+    order = [k for k in corpus.documents[0].metadata if k in shared]
+    return {k: len({str(d.metadata[k]) for d in corpus.documents}) for k in order}
+
+
+def default_protect(columns: Sequence[str], current: str) -> str | None:
+    """Keep the current column to protect if the files have it, else ``company`` if present."""
+    for name in (current, "company"):
+        if name in columns:
+            return name
+    return None
+
+
+def document_table(raw: Corpus, clean, chunked, threshold: float) -> pd.DataFrame:
+    """One row per document: protected value, sizes of the kept text, Q&A marker, chunks at t."""
+    pres = clean.presentation.set_index("doc_id")
+    rows = []
+    for doc, kept, cdoc in zip(
+        raw.documents, clean.corpus.documents, chunked.documents, strict=True
+    ):
+        info = pres.loc[doc.doc_id]
+        rows.append(
+            {
+                "document": doc.doc_id,
+                raw.protect: raw.protected_value(doc),
+                "words": len(kept.text.split()),
+                "sentences": len(cdoc.sentences),
+                "chunks": len(cdoc.chunks(threshold)),
+                "Q&A cut off": bool(info["found"]),
+                "marker": info["marker"] or "none found: whole text kept",
+                "share kept": info["chars_out"] / info["chars_in"] if info["chars_in"] else 0.0,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def identifier_counts(identifiers: pd.DataFrame) -> pd.DataFrame:
+    """Replacements per document (company names, URLs, executives) with a total column."""
+    out = identifiers.rename(
+        columns={
+            "doc_id": "document",
+            "company": "[Company Name]",
+            "url": "[URL]",
+            "executive": "[Executive #]",
+        }
+    )
+    out["total"] = out[["[Company Name]", "[URL]", "[Executive #]"]].sum(axis=1)
+    return out
+
+
+def _identifier_kind(token: str) -> str:
+    if token == COMPANY_PLACEHOLDER:
+        return "company"
+    if token == URL_PLACEHOLDER:
+        return "url"
+    return "executive" if token.startswith("[Executive") else "other"
+
+
+def identifier_html(text: str) -> str:
+    """HTML of a suppressed text with each placeholder coloured by what it replaced."""
+    out, pos = [], 0
+    for m in re.finditer(PLACEHOLDER_PATTERN, text):
+        color = IDENTIFIER_COLORS[_identifier_kind(m.group())]
+        out.append(html.escape(text[pos : m.start()]))
+        out.append(
+            f"<span style='background:{color}26;border-bottom:3px solid {color};"
+            f"border-radius:3px;padding:0 2px;font-weight:600'>{html.escape(m.group())}</span>"
+        )
+        pos = m.end()
+    out.append(html.escape(text[pos:]))
+    return "<div style='line-height:1.7;white-space:pre-wrap'>" + "".join(out) + "</div>"
+
+
+def identifier_legend() -> str:
+    """Legend of the placeholder colours."""
+    names = {
+        "company": "[Company Name]: company names, aliases, ticker",
+        "url": "[URL]: web addresses, e-mails",
+        "executive": "[Executive #]: company speakers",
+    }
+    return (
+        "<div style='margin:4px 0 10px'>"
+        + "".join(
+            f"<span style='background:{IDENTIFIER_COLORS[k]}26;border-bottom:3px solid "
+            f"{IDENTIFIER_COLORS[k]};padding:0 4px;margin-right:10px'>{html.escape(v)}</span>"
+            for k, v in names.items()
+        )
+        + "</div>"
+    )
+
+
+# --- entities ----------------------------------------------------------------------------------
+def entity_summary(chunks: Sequence[Chunk], z: pd.DataFrame) -> pd.DataFrame:
+    """Per category: entity mentions, distinct values, chunks with ≥ 1 entity and their share."""
+    n = len(chunks)
+    rows = []
+    for cat in CATEGORIES:
+        spans = [s for ch in chunks for s in ch.entities if s.category == cat]
+        with_entity = int((z[cat] != "").sum()) if n else 0
+        rows.append(
+            {
+                "category": cat,
+                "entities": len(spans),
+                "distinct values": len({s.text for s in spans}),
+                "chunks with ≥ 1": with_entity,
+                "share of chunks": with_entity / n if n else 0.0,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def top_values(chunks: Sequence[Chunk], category: str, k: int = 8) -> list[tuple[str, int]]:
+    """The ``k`` most frequent entity strings of a category (mentions)."""
+    return Counter(
+        s.text for ch in chunks for s in ch.entities if s.category == category
+    ).most_common(k)
+
+
+def filter_chunks(
+    chunks: Sequence[Chunk], categories: Sequence[str], doc_ids: Sequence[str], query: str
+) -> list[Chunk]:
+    """Chunks with an entity in ``categories`` (all if empty), in ``doc_ids`` (all if empty),
+    and whose text or entity values contain ``query`` (case-insensitive; ignored if blank)."""
+    cats, docs, q = set(categories), set(doc_ids), query.strip().lower()
+    out = []
+    for ch in chunks:
+        if docs and ch.doc_id not in docs:
+            continue
+        spans = [s for s in ch.entities if not cats or s.category in cats]
+        if cats and not spans:
+            continue
+        if q and q not in ch.text.lower():
+            continue
+        out.append(ch)
+    return out
+
+
+def chunks_with_categories(chunks: Sequence[Chunk], categories: Sequence[str]) -> int:
+    """Number of chunks holding at least one entity of any of ``categories``."""
+    cats = set(categories)
+    return sum(1 for ch in chunks if any(s.category in cats for s in ch.entities))
+
+
+def correction_matches(raw: Sequence[Chunk], fixed: Sequence[Chunk], record: dict) -> int:
+    """How many chunks a stored correction changes (0 tells the analyst it matched nothing)."""
+    scope = record["chunk_id"]
+    count = 0
+    for before, after in zip(raw, fixed, strict=True):
+        if scope is not None and before.chunk_id != scope:
+            continue
+        has = {(s.category, s.text) for s in after.entities}
+        had = {(s.category, s.text) for s in before.entities}
+        key = (record["category"], record["text"])
+        if (
+            record["action"] == "add"
+            and key in has
+            and any(s.label == "MANUAL" and (s.category, s.text) == key for s in after.entities)
+        ):
+            count += 1
+        elif record["action"] == "drop" and key in had and key not in has:
+            count += 1
+    return count
+
+
+# --- clusters ----------------------------------------------------------------------------------
+def fit_with_warnings(stage) -> tuple[object, list[str]]:
+    """The stage's fitted mixture and the texts of warnings raised while fitting it."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fitted = stage.mixture()
+    return fitted, sorted({str(w.message) for w in caught})
+
+
+def cluster_table(
+    mixture, labels: np.ndarray, chunks: Sequence[Chunk], protect: str = "protected"
+) -> pd.DataFrame:
+    """One row per fitted component: chunks (MAP labels), weight π, concentration ρ, documents
+    and distinct values of the protected column (swaps need two of them in a cluster)."""
+    rows = []
+    for k in range(int(mixture.n_components_)):
+        members = [ch for ch, lab in zip(chunks, labels, strict=True) if lab == k]
+        rows.append(
+            {
+                "cluster": k,
+                "chunks": len(members),
+                "weight π": float(mixture.weights_[k]),
+                "concentration ρ": float(mixture.concentrations_[k]),
+                "documents": len({ch.doc_id for ch in members}),
+                f"distinct {protect}": len({ch.protected for ch in members}),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def pca_2d(x: np.ndarray) -> np.ndarray:
+    """The first two principal-component scores of the rows of ``x`` (numpy SVD)."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 2 or len(x) == 0:
+        return np.zeros((0, 2))
+    centred = x - x.mean(axis=0)
+    u, s, _ = np.linalg.svd(centred, full_matrices=False)
+    scores = u[:, :2] * s[:2]
+    if scores.shape[1] < 2:
+        scores = np.pad(scores, ((0, 0), (0, 2 - scores.shape[1])))
+    return scores
+
+
+def map_frame(chunks: Sequence[Chunk], coords: np.ndarray, labels: np.ndarray) -> pd.DataFrame:
+    """Points of the 2-D chunk map: coordinates, cluster, document and a text preview."""
+    return pd.DataFrame(
+        {
+            "PC 1": coords[:, 0],
+            "PC 2": coords[:, 1],
+            "cluster": [str(int(lab)) for lab in labels],
+            "document": [ch.doc_id for ch in chunks],
+            "chunk": [ch.chunk_id for ch in chunks],
+            "preview": [_preview(ch.text) for ch in chunks],
+        }
+    )
+
+
+def _preview(text: str, limit: int = 120) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit].rstrip() + "…"
+
+
+def typical_chunks(
+    chunks: Sequence[Chunk], labels: np.ndarray, proba: np.ndarray | None, cluster: int, k: int = 5
+) -> list[Chunk]:
+    """Up to ``k`` chunks of a cluster, most typical first (highest posterior), one per document
+    where possible so the sample shows the cluster's spread across companies."""
+    idx = np.flatnonzero(np.asarray(labels) == cluster)
+    if proba is not None and len(idx):
+        idx = idx[np.argsort(-proba[idx, cluster], kind="stable")]
+    picked, seen = [], set()
+    for i in idx:
+        if chunks[i].doc_id not in seen:
+            picked.append(i)
+            seen.add(chunks[i].doc_id)
+        if len(picked) == k:
+            break
+    for i in idx:
+        if len(picked) == k:
+            break
+        if i not in picked:
+            picked.append(i)
+    return [chunks[i] for i in picked]
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def cached_pca(key: str, _x: np.ndarray) -> np.ndarray:
+    """``pca_2d`` cached by the embeddings' key."""
+    return pca_2d(_x)

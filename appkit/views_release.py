@@ -1,0 +1,299 @@
+"""View helpers of the Swaps and Export pages: the release under review with the analyst's
+accept/reject decisions, its pairs side by side, and the export files (SPEC §3, §5, §6).
+
+Nothing here refits or re-embeds. A release is read from the cached ``Sweep``; the review only
+re-sums the stored per-pair δ and h (``releases.evaluate_records``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from neswap_core.corpus import Chunk, Corpus
+from neswap_core.export import chunks_frame, corpus_files, document_texts, html_report, zip_files
+from neswap_core.frontier import TradeOffChoice, choose_release, describe_release, frontier_mask
+from neswap_core.releases import DrawResult, Sweep, evaluate_records
+from neswap_core.swapping import SwapRecord, swap_log
+
+from .widgets import highlight
+
+
+# --- keys -----------------------------------------------------------------------------------------
+def release_key(sweep_key: str, release_id: str) -> str:
+    """Workspace key of a release's review decisions: the sweep's settings plus the release id."""
+    return f"{sweep_key}/{release_id}"
+
+
+def pair_key(record: SwapRecord) -> str:
+    """Workspace key of one swapped pair: ``"chunk_a|chunk_b"``."""
+    return f"{record.chunk_a}|{record.chunk_b}"
+
+
+def pick_release(table: pd.DataFrame, stored: str | None, a: float, c: float) -> tuple[str | None, TradeOffChoice]:
+    """The release in use (the analyst's stored pick if it still exists, else the line's) and the line's choice."""
+    choice = choose_release(table, a, c)
+    if stored and len(table) and stored in table.index:
+        return stored, choice
+    return choice.index, choice
+
+
+def release_label(row: pd.Series) -> str:
+    """Selector label of a release, e.g. "Organization + Product @ 28 · DR 0.962, DU 0.9981"."""
+    return f"{row['release_id']} · DR {row['dr']:.3f}, DU {row['du']:.4f}"
+
+
+# --- the release under review ---------------------------------------------------------------------
+@dataclass
+class ReviewedRelease:
+    """One candidate release (J, t) of a sweep with the analyst's accept/reject decisions.
+
+    The released text is draw 0's first t pairs (analysis.py); undecided pairs stay in the
+    release, rejected ones are left out and their δ and h no longer count.
+    """
+
+    sweep: Sweep
+    row: pd.Series
+    key: str
+    decisions: dict[str, tuple[str, str]]
+    population: float
+
+    @property
+    def draw(self) -> DrawResult:
+        return self.sweep.draws_for(tuple(self.row["categories"]))[0]
+
+    @property
+    def records(self) -> tuple[SwapRecord, ...]:
+        return self.draw.run.records[: int(self.row["swaps"])]
+
+    def decision(self, record: SwapRecord) -> str:
+        """"accept", "reject" or "" (not reviewed yet)."""
+        return self.decisions.get(pair_key(record), ("", ""))[0]
+
+    def note(self, record: SwapRecord) -> str:
+        return self.decisions.get(pair_key(record), ("", ""))[1]
+
+    @property
+    def accepted_positions(self) -> list[int]:
+        return [i for i, r in enumerate(self.records) if self.decision(r) != "reject"]
+
+    @property
+    def accepted_records(self) -> list[SwapRecord]:
+        return [self.records[i] for i in self.accepted_positions]
+
+    @property
+    def n_rejected(self) -> int:
+        return len(self.records) - len(self.accepted_positions)
+
+    def as_generated(self) -> tuple[float, float]:
+        """(DU, DR) of the released draw with every pair."""
+        return evaluate_records(self.sweep, self.draw, range(len(self.records)), self.population)
+
+    def after_review(self) -> tuple[float, float]:
+        """(DU, DR) with the rejected pairs left out."""
+        return evaluate_records(self.sweep, self.draw, self.accepted_positions, self.population)
+
+    def released_chunks(self) -> list[Chunk]:
+        """Every chunk of the corpus as released: accepted pairs swapped, the rest pre-swap."""
+        return self.draw.run.release(self.accepted_records)
+
+    def review_rows(self) -> dict[str, tuple[str, str]]:
+        """pair → (decision, note) for every pair, "accept (not reviewed)" for undecided ones."""
+        return {
+            f"{r.step}: {pair_key(r)}": (self.decision(r) or "accept (not reviewed)", self.note(r))
+            for r in self.records
+        }
+
+
+def review_frame(release: ReviewedRelease) -> pd.DataFrame:
+    """One row per pair of the release: step, chunks, companies, decision and note."""
+    return pd.DataFrame([
+        {"pair": r.step, "chunk a": r.chunk_a, "chunk b": r.chunk_b,
+         "protected a": r.protected_a, "protected b": r.protected_b,
+         "decision": release.decision(r) or "not reviewed (kept)", "note": release.note(r)}
+        for r in release.records
+    ])
+
+
+def reviewed_release(sweep: Sweep, sweep_key: str, table: pd.DataFrame, release_id: str,
+                     decisions_of: Callable[[str], dict], population: float) -> ReviewedRelease:
+    """The release ``release_id`` of ``table`` with its stored decisions."""
+    key = release_key(sweep_key, release_id)
+    return ReviewedRelease(sweep, table.loc[release_id], key, decisions_of(key), float(population))
+
+
+@dataclass(frozen=True)
+class PairView:
+    """A swapped pair before and after, with the swapped mentions to emphasise."""
+
+    record: SwapRecord
+    before: tuple[Chunk, Chunk]
+    after: tuple[Chunk, Chunk]
+    similarity: float  # cosine of the two chunks' pre-swap embeddings
+
+    def emphasis(self, side: int, after: bool) -> list[tuple[int, int]]:
+        """(start, end) of the entities that moved out of (before) or into (after) chunk ``side``."""
+        rec = self.record
+        out_a = {(cat, va) for cat, va, _ in rec.exchanged}
+        out_b = {(cat, vb) for cat, _, vb in rec.exchanged}
+        if rec.suppress_leftovers:
+            out_a |= set(rec.leftovers_a)
+            out_b |= set(rec.leftovers_b)
+        if after:
+            values = out_b if side == 0 else out_a
+            chunk = self.after[side]
+        else:
+            values = out_a if side == 0 else out_b
+            chunk = self.before[side]
+        return [(s.start, s.end) for s in chunk.entities if (s.category, s.text) in values]
+
+    def excerpt_html(self, side: int, after: bool) -> str:
+        """HTML of the parts of one chunk around its swapped mentions."""
+        chunk = (self.after if after else self.before)[side]
+        return highlight(*excerpt(chunk, self.emphasis(side, after)))
+
+    def full_html(self, side: int, after: bool) -> str:
+        chunk = (self.after if after else self.before)[side]
+        return highlight(chunk.text, chunk.entities, self.emphasis(side, after))
+
+    def exchange_text(self) -> str:
+        """E.g. "Apple ↔ Microsoft (Organization); iPhone ↔ Surface (Product)"."""
+        parts = [f"{va} ↔ {vb} ({cat})" for cat, va, vb in self.record.exchanged]
+        return "; ".join(parts) or "nothing exchanged (every value is shared or left over)"
+
+
+def excerpt(chunk: Chunk, emphasis: Sequence[tuple[int, int]], context: int = 100):
+    """The parts of ``chunk`` around the emphasised spans (± ``context`` characters, cut at
+    spaces, joined by " … "), with entity spans and emphasis shifted: (text, spans, emphasis)."""
+    text, n = chunk.text, len(chunk.text)
+    if not emphasis:
+        emphasis_windows = [(0, min(n, 2 * context))]
+    else:
+        emphasis_windows = [(max(0, a - context), min(n, b + context)) for a, b in sorted(emphasis)]
+    windows: list[list[int]] = []
+    for start, end in emphasis_windows:
+        if start > 0:
+            k = text.find(" ", start)
+            start = k + 1 if 0 <= k < start + context else start
+        if end < n:
+            k = text.rfind(" ", start, end)
+            end = k if k > start else end
+        if windows and start <= windows[-1][1] + 1:
+            windows[-1][1] = max(windows[-1][1], end)
+        else:
+            windows.append([start, end])
+    pieces, shift, cursor = [], [], 0
+    for i, (start, end) in enumerate(windows):
+        lead = " … " if i > 0 else ("… " if start > 0 else "")
+        pieces.append(lead + text[start:end])
+        cursor += len(lead)
+        shift.append((start, end, cursor - start))
+        cursor += end - start
+    tail = " …" if windows[-1][1] < n else ""
+
+    def moved(a: int, b: int) -> tuple[int, int] | None:
+        for start, end, d in shift:
+            if start <= a and b <= end:
+                return a + d, b + d
+        return None
+
+    spans = [replace(s, start=m[0], end=m[1]) for s in chunk.entities if (m := moved(s.start, s.end))]
+    marks = [m for a, b in emphasis if (m := moved(a, b))]
+    return "".join(pieces) + tail, spans, marks
+
+
+def pair_views(release: ReviewedRelease) -> list[PairView]:
+    """Side-by-side views of every pair of the release, in swap order."""
+    run, x = release.draw.run, release.sweep.ctx.embeddings
+    views = []
+    for rec, (new_a, new_b) in zip(release.records, run.swapped, strict=False):
+        xa, xb = x[rec.index_a], x[rec.index_b]
+        cos = float(xa @ xb / max(np.linalg.norm(xa) * np.linalg.norm(xb), 1e-12))
+        views.append(PairView(rec, (run.base[rec.index_a], run.base[rec.index_b]), (new_a, new_b), cos))
+    return views
+
+
+def progress_bar(label: str) -> Callable[[float, str], None]:
+    """A (fraction, message) callback that draws a progress bar and removes it at 1.0.
+
+    The bar is created at the first call, i.e. inside the cached computation, so that
+    Streamlit can replay it on a cache hit (a block made outside cannot be replayed).
+    """
+    holder: list = []
+
+    def progress(fraction: float, message: str) -> None:
+        if not holder:
+            holder.append(st.empty())
+        if fraction >= 1.0:
+            holder[0].empty()
+        else:
+            holder[0].progress(max(fraction, 0.0), text=f"{label}: {message}")
+
+    return progress
+
+
+def ensure_sweep(stage) -> Sweep:
+    """The stage's sweep; the first time, with a spinner for the fit and a bar for the releases."""
+    with st.spinner("Fitting the spherical mixture (once per setting; see 3 · Clusters)…"):
+        stage.mixture()
+    return stage.sweep(progress_bar("Building candidate releases"))
+
+
+# --- export ---------------------------------------------------------------------------------------
+def released_texts(release: ReviewedRelease, corpus: Corpus) -> tuple[list[Chunk], dict[str, str]]:
+    chunks = release.released_chunks()
+    return chunks, document_texts(corpus, chunks)
+
+
+def corpus_zip(release: ReviewedRelease, corpus: Corpus) -> bytes:
+    """The anonymised corpus in the input's layout, zipped (same files as the CLI writes)."""
+    _, texts = released_texts(release, corpus)
+    return zip_files(corpus_files(corpus, texts))
+
+
+def chunks_table(release: ReviewedRelease, corpus: Corpus) -> pd.DataFrame:
+    chunks, _ = released_texts(release, corpus)
+    return chunks_frame(chunks, corpus)
+
+
+def swap_log_frame(release: ReviewedRelease) -> pd.DataFrame:
+    """The swap log of the accepted pairs, with the analyst's note."""
+    log = swap_log(release.accepted_records)
+    log["review"] = [release.decision(r) or "not reviewed" for r in release.accepted_records]
+    log["note"] = [release.note(r) for r in release.accepted_records]
+    return log
+
+
+def report_html(release: ReviewedRelease, settings: dict, table: pd.DataFrame, pitman: pd.DataFrame,
+                figure: go.Figure, choice_message: str = "") -> str:
+    """The self-contained HTML report: settings, seeds, versions, chart, tables, decisions."""
+    du0, dr0 = release.as_generated()
+    du1, dr1 = release.after_review()
+    kept, total = len(release.accepted_records), len(release.records)
+    facts = {
+        **settings,
+        "release": release.row["release_id"],
+        "released draw seed (seed, combination, draw)": list(release.draw.seed),
+        "pairs kept after review": f"{kept} of {total} ({release.n_rejected} rejected)",
+        "DU, DR as generated": f"{du0:.5f}, {dr0:.4f}",
+        "DU, DR after review": f"{du1:.5f}, {dr1:.4f}",
+    }
+    if choice_message:
+        facts["trade-off line"] = choice_message
+    front = table[frontier_mask(table["du"].to_numpy(float), table["dr"].to_numpy(float))]
+    tables = {
+        "Frontier releases": front.drop(columns=["categories"]),
+        "Pitman estimates per combination (paper's Table 1)": pitman,
+        "Swap log (accepted pairs)": swap_log_frame(release),
+        "All candidate releases": table.drop(columns=["categories"]),
+    }
+    chart = "<h2>Risk–utility frontier</h2>" + figure.to_html(include_plotlyjs=True, full_html=False)
+    chosen = (f"{describe_release(release.row)}; after review {kept} of {total} pairs kept: "
+              f"DR {dr1:.3f}, DU {du1:.4f}")
+    return html_report("neswap release report", facts, chosen, tables, [chart],
+                       release.review_rows())

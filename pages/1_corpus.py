@@ -1,0 +1,195 @@
+"""Step 1 · Corpus: choose the transcripts, the column to protect and the chunking threshold."""
+
+import streamlit as st
+
+from appkit.pipeline import load_source, pack_uploads
+from appkit.state import current, save_settings
+from appkit.views_prep import (
+    ID_COLUMN,
+    check_upload,
+    default_protect,
+    document_table,
+    identifier_counts,
+    identifier_html,
+    identifier_legend,
+    metadata_columns,
+)
+from appkit.widgets import user_errors
+from neswap_core.config import DEFAULT_PROTECT
+from neswap_core.errors import CorpusError
+from neswap_core.loading import check_swappable
+
+st.title("1 · Corpus")
+st.markdown(
+    "Choose the earnings-call transcripts to anonymise and the metadata to protect (usually the "
+    "company). Check that the Q&A was cut off, that company names, web addresses and executives "
+    "were replaced by placeholders, and how many passages (*chunks*) the text is split into."
+)
+
+stage = current()
+ws, s = stage.workspace, stage.settings
+
+
+# --- source ------------------------------------------------------------------------------------
+def use_sample() -> None:
+    save_settings(ws, corpus_source="sample", protect=DEFAULT_PROTECT)
+
+
+def accept_upload(files: list[tuple[str, bytes]]) -> None:
+    """Check the uploaded files, store them in the workspace and make them the corpus."""
+    try:
+        probe = check_upload(files)
+    except CorpusError as exc:
+        st.error(f"These files cannot be used: {exc}")
+        return
+    key, payload = pack_uploads(files)
+    ws.put_artifact("upload", key, payload)
+    protect = default_protect(list(metadata_columns(probe)), s["protect"]) or s["protect"]
+    save_settings(ws, corpus_source=key, protect=protect)
+    st.rerun()
+
+
+sample = stage.source == "sample"
+with st.container(border=True):
+    st.markdown(
+        "**Current corpus:** "
+        + (
+            "the bundled sample — 10 earnings calls of Q3 2021 (ECTSum, text by The Motley Fool)"
+            if sample
+            else "your uploaded files (stored in the workspace, kept across reloads)"
+        )
+    )
+    with st.expander("Use your own transcripts", expanded=not sample):
+        st.markdown(
+            "Accepted: **.txt** transcripts with a **manifest.csv** (one row per file: `doc_id` = "
+            "file name without .txt, plus metadata columns such as `company`, `ticker`); **one "
+            "CSV or JSONL table** (a `text` column plus metadata columns); or **Motley Fool "
+            "JSON** calls. Optional `aliases.csv` / `executives.csv` improve identifier "
+            "suppression. Text must be UTF-8."
+        )
+        uploads = st.file_uploader(
+            "Transcript files",
+            type=["txt", "csv", "jsonl", "json"],
+            accept_multiple_files=True,
+            key="uploads",
+        )
+        if st.button("Use these files", type="primary", key="use_uploads"):
+            accept_upload([(f.name, f.getvalue()) for f in uploads or []])
+    if not sample:
+        st.button("Back to the bundled sample", on_click=use_sample, key="use_sample")
+
+# --- column to protect --------------------------------------------------------------------------
+with user_errors():
+    payload = None if sample else ws.get_artifact("upload", stage.source)
+    if not sample and payload is None:
+        raise CorpusError(
+            "The uploaded files are no longer in the workspace. Upload them again or go back "
+            "to the bundled sample."
+        )
+    columns = metadata_columns(load_source(stage.source, ID_COLUMN, payload))
+
+options = [c for c in columns if c != ID_COLUMN] + [ID_COLUMN]
+chosen = st.selectbox(
+    "Metadata column to protect",
+    options,
+    index=options.index(s["protect"]) if s["protect"] in options else None,
+    format_func=lambda c: f"{c} ({columns[c]} distinct value{'s' if columns[c] != 1 else ''})",
+    placeholder="Choose a column",
+    help="The value swapping must hide (c_i in the paper), usually the company. Swaps only "
+    "exchange entities between passages of documents with different values of this column.",
+    key="protect",
+)
+if chosen is None or chosen not in columns:
+    st.error(
+        f"The column to protect, {s['protect']!r}, is not in these files. Choose one of their "
+        f"metadata columns above ({', '.join(options)})."
+    )
+    st.stop()
+if chosen != s["protect"]:
+    save_settings(ws, protect=chosen)
+    st.rerun()
+
+with user_errors():
+    raw = stage.corpus()
+    clean = stage.clean()
+    try:
+        check_swappable(raw)
+    except CorpusError as exc:
+        st.warning(f"{exc} You can still inspect the text below.")
+    with st.spinner("Splitting sentences and measuring where the topic changes…"):
+        chunked = stage.chunked()
+
+# --- chunking threshold --------------------------------------------------------------------------
+st.subheader("Documents and chunks")
+left, right = st.columns([3, 1])
+threshold = left.slider(
+    "Chunking threshold (percentile 0–100)",
+    min_value=0,
+    max_value=100,
+    value=int(round(float(s["threshold"]))),
+    step=1,
+    key="threshold",
+    help="A new chunk starts where the meaning of consecutive sentences changes more than this "
+    "percentile of all such changes in the document. Higher → fewer, longer chunks. The paper "
+    "uses 75.",
+)
+if threshold != s["threshold"]:
+    save_settings(ws, threshold=float(threshold))
+n_chunks = chunked.n_chunks(threshold)
+right.metric(
+    "Chunks at this threshold",
+    f"{n_chunks:,}",
+    help=f"Total over {len(raw)} documents and {chunked.n_sentences:,} sentences.",
+)
+if n_chunks:
+    right.caption(f"≈ {chunked.n_sentences / n_chunks:.1f} sentences per chunk")
+scoped = sum(1 for c in ws.corrections() if c["chunk_id"] is not None)
+if scoped:
+    left.caption(
+        f"{scoped} entity correction(s) apply to a single chunk; chunks are renumbered "
+        "when the threshold changes, so check them on page 2."
+    )
+
+docs = document_table(raw, clean, chunked, threshold)
+st.dataframe(
+    docs,
+    hide_index=True,
+    column_config={
+        "words": st.column_config.NumberColumn(help="Words in the kept presentation part"),
+        "sentences": st.column_config.NumberColumn(help="Sentences in the kept part"),
+        "chunks": st.column_config.NumberColumn(help="Chunks at the chosen threshold"),
+        "Q&A cut off": st.column_config.CheckboxColumn(
+            help="Whether the start of the Q&A was found; if not, the whole text is kept"
+        ),
+        "marker": st.column_config.TextColumn("Q&A marker", help="Where the Q&A was detected"),
+        "share kept": st.column_config.ProgressColumn(
+            help="Share of the transcript's characters kept (the prepared remarks)",
+            format="percent",
+            min_value=0.0,
+            max_value=1.0,
+        ),
+    },
+)
+missing = int((~docs["Q&A cut off"]).sum())
+if missing:
+    st.info(
+        f"No Q&A marker found in {missing} of {len(docs)} document(s), so their whole text "
+        "is kept. That is right when the files hold the prepared remarks only (as the bundled "
+        "ECTSum sample does); otherwise check where their Q&A starts."
+    )
+
+# --- direct identifiers ------------------------------------------------------------------------
+st.subheader("Direct identifiers suppressed")
+st.caption("Replaced before anything else sees the text; the counts are replacements per document.")
+counts = identifier_counts(clean.identifiers)
+st.dataframe(counts, hide_index=True)
+doc_id = st.selectbox(
+    "Show the text of",
+    list(docs["document"]),
+    key="identifier_doc",
+    help="The kept presentation part after suppression, placeholders highlighted.",
+)
+text = next(d.text for d in clean.corpus.documents if d.doc_id == doc_id)
+st.markdown(identifier_legend(), unsafe_allow_html=True)
+with st.container(height=420, border=True):
+    st.markdown(identifier_html(text), unsafe_allow_html=True)

@@ -1,0 +1,248 @@
+"""Step 2 · Entities & roles: what NER found, what each category's role is, and corrections."""
+
+import plotly.express as px
+import streamlit as st
+
+from appkit.state import current, save_settings
+from appkit.views_prep import (
+    ROLE_HELP,
+    chunk_label,
+    chunks_with_categories,
+    correction_matches,
+    entity_summary,
+    filter_chunks,
+    role_label,
+    top_values,
+)
+from appkit.widgets import CATEGORY_COLORS, highlight, legend, user_errors
+from neswap_core.config import CATEGORIES, ROLES
+from neswap_core.contingency import contingency_table, marginal_table
+from neswap_core.errors import NeswapError
+from neswap_core.releases import category_combinations
+
+PAGE_SIZE = 6
+
+st.title("2 · Entities & roles")
+st.markdown(
+    "Named entities (organisations, people, products, places, events, dates) can reveal the "
+    "company even after its name is gone. Decide what happens to each category, check what "
+    "was detected, and fix mistakes: your corrections are used by every later step."
+)
+
+stage = current()
+ws, s = stage.workspace, stage.settings
+
+with user_errors():
+    raw = stage.raw_chunks()
+records = ws.corrections()
+
+
+def remove_correction(correction_id: int) -> None:
+    ws.remove_correction(correction_id)
+
+
+def show_corrections(matches: list[int] | None) -> None:
+    """The stored corrections, each with its effect and a remove button."""
+    if not records:
+        st.caption("No corrections yet.")
+    for i, rec in enumerate(records):
+        where = "everywhere" if rec["chunk_id"] is None else f"in {chunk_label(rec['chunk_id'])}"
+        verb = "Add" if rec["action"] == "add" else "Drop"
+        effect = "" if matches is None else f" — changes {matches[i]} chunk(s)"
+        left, right = st.columns([6, 1])
+        left.markdown(f"{verb} **{rec['text']}** as {rec['category']} {where}{effect}")
+        right.button(
+            "Remove",
+            key=f"remove_correction_{rec['id']}",
+            on_click=remove_correction,
+            args=(rec["id"],),
+        )
+
+
+try:
+    chunks = stage.chunks()
+except NeswapError as exc:
+    st.error(f"Your entity corrections cannot be applied: {exc}")
+    show_corrections(None)
+    st.stop()
+
+z = contingency_table(chunks)
+
+# --- counts -------------------------------------------------------------------------------------
+st.subheader("Entities found")
+summary = entity_summary(chunks, z)
+left, right = st.columns([3, 2])
+left.dataframe(
+    summary,
+    hide_index=True,
+    column_config={
+        "entities": st.column_config.NumberColumn(help="Mentions found by NER (after corrections)"),
+        "distinct values": st.column_config.NumberColumn(help="Different entity strings"),
+        "chunks with ≥ 1": st.column_config.NumberColumn(
+            help=f"Chunks (of {len(chunks)}) with at least one entity of the category"
+        ),
+        "share of chunks": st.column_config.NumberColumn(format="percent"),
+    },
+)
+fig = px.bar(
+    summary,
+    x="category",
+    y="chunks with ≥ 1",
+    color="category",
+    color_discrete_map=CATEGORY_COLORS,
+    title=f"Chunks with ≥ 1 entity (of {len(chunks)})",
+)
+fig.update_layout(showlegend=False, height=300, margin=dict(l=10, r=10, t=40, b=10))
+right.plotly_chart(fig, key="entity_bar")
+
+# --- roles --------------------------------------------------------------------------------------
+st.subheader("Role of each category")
+st.caption(
+    "Defaults follow the paper's application: Organization, Person, Product and Location "
+    "are swapped, Event is replaced by a placeholder, Date stays fixed."
+)
+
+
+def save_roles() -> None:
+    save_settings(ws, roles={c: st.session_state[f"role_{c}"] for c in CATEGORIES})
+
+
+roles = {}
+for col, cat in zip(st.columns(len(CATEGORIES)), CATEGORIES, strict=True):
+    roles[cat] = col.selectbox(
+        cat,
+        ROLES,
+        index=ROLES.index(s["roles"].get(cat, "U")),
+        format_func=role_label,
+        key=f"role_{cat}",
+        on_change=save_roles,
+        help=ROLE_HELP,
+    )
+swap = [c for c in CATEGORIES if roles[c] == "S"]
+changed = [c for c in CATEGORIES if roles[c] == "C"]
+st.markdown(f"**Swap-eligible categories (S):** {', '.join(swap) or 'none'}")
+if changed:
+    hit = chunks_with_categories(chunks, changed)
+    st.caption(
+        f"{', '.join(changed)} mentions will be replaced by a placeholder in {hit} chunk(s)."
+    )
+if not swap:
+    st.warning(
+        "No category has role S, so nothing will be swapped. Give at least one category the role S."
+    )
+elif chunks_with_categories(chunks, swap) == 0:
+    st.warning(
+        "No entities in the chosen categories: give another category role S or add entities below."
+    )
+else:
+    try:
+        combos = category_combinations(swap, int(s["combination_size"]))
+        st.caption(
+            f"Candidate releases swap {s['combination_size']} categories at a time: "
+            f"{len(combos)} combination(s), e.g. {' + '.join(combos[0])}."
+        )
+    except NeswapError as exc:
+        st.warning(str(exc))
+
+# --- browse -------------------------------------------------------------------------------------
+st.subheader("Chunks with their entities")
+f1, f2, f3 = st.columns([2, 2, 2])
+cats = f1.multiselect(
+    "Category",
+    CATEGORIES,
+    key="filter_categories",
+    help="Show chunks with at least one entity of these categories (all if empty).",
+)
+docs = f2.multiselect("Document", sorted({c.doc_id for c in chunks}), key="filter_documents")
+query = f3.text_input(
+    "Text or value contains",
+    key="filter_query",
+    placeholder="e.g. Azure",
+    help="Case-insensitive search in the chunk text.",
+)
+shown = filter_chunks(chunks, cats, docs, query)
+pages = max(1, -(-len(shown) // PAGE_SIZE))
+p1, p2 = st.columns([1, 4], vertical_alignment="bottom")
+page = p1.number_input(f"Page (1–{pages})", 1, pages, 1, key="chunk_page") if pages > 1 else 1
+p2.caption(
+    f"{len(shown)} of {len(chunks)} chunks match; {PAGE_SIZE} per page, scroll inside the box."
+)
+st.markdown(legend(), unsafe_allow_html=True)
+with st.container(height=640, border=False):
+    for ch in shown[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]:
+        with st.container(border=True):
+            st.caption(f"**{chunk_label(ch.chunk_id)}** · {stage.protect}: {ch.protected}")
+            st.markdown(highlight(ch.text, ch.entities), unsafe_allow_html=True)
+
+# --- corrections --------------------------------------------------------------------------------
+st.subheader("Correct the entities")
+st.caption(
+    "Drop a wrongly detected entity or add a missed one (e.g. “iX” as a Product). The text "
+    "must match exactly (case-sensitive, whole words)."
+)
+with st.form("correction_form", clear_on_submit=True):
+    a, b, c = st.columns(3)
+    action = a.radio(
+        "Action",
+        ["add", "drop"],
+        horizontal=True,
+        key="corr_action",
+        format_func=lambda v: {"add": "Add a missed entity", "drop": "Drop a wrong entity"}[v],
+    )
+    category = b.selectbox("Category", CATEGORIES, key="corr_category")
+    text = c.text_input("Entity text", key="corr_text", placeholder="e.g. iX")
+    scope = a.radio("Where", ["everywhere", "this chunk"], horizontal=True, key="corr_scope")
+    previews = {ch.chunk_id: ch.text for ch in (shown or chunks)}
+    target = b.selectbox(
+        "Chunk (when “this chunk”)",
+        list(previews),
+        key="corr_chunk",
+        format_func=lambda c: f"{chunk_label(c)}: {previews[c][:50]}…",
+        help="The chunks matching the filters above.",
+    )
+    submitted = st.form_submit_button("Save correction", type="primary")
+if submitted:
+    text = (text or "").strip()
+    where = None if scope == "everywhere" else target
+    body = next((ch.text for ch in chunks if ch.chunk_id == where), None)
+    if not text:
+        st.error("Type the entity's text exactly as it appears in the chunk, e.g. iX.")
+    elif body is not None and text not in body:
+        st.error(f"“{text}” does not occur in chunk {where}. Check the spelling and the case.")
+    else:
+        with user_errors():
+            ws.add_correction(action, category, text, where)
+        st.rerun()
+show_corrections([correction_matches(raw, chunks, r) for r in records])
+
+# --- z ------------------------------------------------------------------------------------------
+st.subheader("Contingency table z")
+st.caption(
+    "One row per chunk, one column per category: the chunk's distinct entity strings. "
+    "The disclosure risk (page 5) is estimated from how often each combination occurs."
+)
+st.dataframe(z, height=280, key="z_table")
+default_j = list(swap[: int(s["combination_size"])]) or list(CATEGORIES[:2])
+j = st.multiselect(
+    "Categories J of the marginal table z_J",
+    CATEGORIES,
+    default=default_j,
+    key="marginal_categories",
+    help="Groups chunks by their values in J; chunks with no entity in J are left "
+    "out, as in the risk model.",
+)
+if j:
+    zj = marginal_table(z, j)
+    uniques = int((zj["chunks"] == 1).sum()) if len(zj) else 0
+    st.caption(
+        f"z_J has {len(zj)} distinct combinations over {int(zj['chunks'].sum()) if len(zj) else 0} "
+        f"chunks; {uniques} occur in exactly one chunk (*sample uniques*: the combinations "
+        "that could point to a single company, which swapping must hide)."
+    )
+    st.dataframe(zj, hide_index=True, height=240, key="marginal_table")
+    with st.expander("Most frequent values per category"):
+        for cat in j:
+            st.markdown(
+                f"**{cat}:** "
+                + (", ".join(f"{v} ({n})" for v, n in top_values(chunks, cat)) or "none")
+            )

@@ -1,0 +1,282 @@
+"""Step 3 · Clusters: fit the spherical mixture whose clusters decide which chunks may swap."""
+
+import numpy as np
+import plotly.express as px
+import streamlit as st
+
+from appkit.state import current, save_settings
+from appkit.views_prep import (
+    cached_pca,
+    chunk_label,
+    cluster_table,
+    fit_with_warnings,
+    map_frame,
+    typical_chunks,
+)
+from appkit.widgets import highlight, user_errors
+from neswap_core.config import PAPER_MIN_WEIGHTS
+
+FAMILIES = {"pkb": "PKB (Poisson kernel-based)", "scauchy": "Spherical Cauchy"}
+MIN_WEIGHTS = sorted({*PAPER_MIN_WEIGHTS, 1e-6, 1e-2})
+
+st.title("3 · Clusters")
+st.markdown(
+    "Chunks are grouped by meaning: a mixture of distributions on the sphere is fitted to their "
+    "sentence embeddings, and each chunk belongs to its most likely cluster. Swaps only pair "
+    "chunks of the same cluster from different companies, so good clusters are topical (e.g. "
+    "guidance, segment results) and mix several companies."
+)
+
+stage = current()
+ws, s = stage.workspace, stage.settings
+with user_errors():
+    with st.spinner("Embedding the chunks (placeholders applied for 'must change' categories)…"):
+        chunks, x = stage.pre_swap()
+n = len(chunks)
+
+# --- settings and fit ------------------------------------------------------------------------------
+with st.form("fit_form"):
+    c1, c2, c3 = st.columns(3)
+    family = c1.selectbox(
+        "Distribution family",
+        list(FAMILIES),
+        index=list(FAMILIES).index(s["family"]),
+        format_func=FAMILIES.get,
+        key="family",
+        help="Shape of each cluster on the unit sphere. PKB and spherical Cauchy are the two "
+        "families of the paper; Cauchy has heavier tails (tolerates outlying chunks).",
+    )
+    k = c2.number_input(
+        f"Number of clusters K (1–{n})",
+        min_value=1,
+        max_value=1000,
+        value=int(s["n_components"]),
+        step=1,
+        key="n_components",
+        help="More clusters → smaller, more homogeneous groups, but fewer possible swaps. The "
+        "paper uses 10 and 30.",
+    )
+    eps = c3.selectbox(
+        "Minimum cluster weight ε (proportion)",
+        sorted({*MIN_WEIGHTS, float(s["min_weight"])}),
+        index=sorted({*MIN_WEIGHTS, float(s["min_weight"])}).index(float(s["min_weight"])),
+        format_func=lambda v: f"{v:g}",
+        key="min_weight",
+        help="Clusters whose share of the chunks falls below ε during fitting are dropped. The "
+        "paper uses 0.001 and 1e-10.",
+    )
+    c4, c5, c6 = st.columns(3)
+    seed = c4.number_input(
+        "Random seed",
+        min_value=0,
+        max_value=2**31 - 1,
+        value=int(s["mixture_seed"]),
+        step=1,
+        key="mixture_seed",
+        help="Same seed and settings → the same clusters.",
+    )
+    restarts = c5.number_input(
+        "Restarts (1–50)",
+        min_value=1,
+        max_value=50,
+        value=int(s["n_init"]),
+        step=1,
+        key="n_init",
+        help="The fit is run from this many random starts and the one "
+        "with the highest likelihood is kept.",
+    )
+    max_iter = c6.number_input(
+        "Max. iterations per restart (10–5000)",
+        min_value=10,
+        max_value=5000,
+        value=int(s["max_iter"]),
+        step=10,
+        key="max_iter",
+        help="Upper bound on EM steps; raise it if the fit does not converge.",
+    )
+    submitted = st.form_submit_button("Fit clusters", type="primary")
+
+if submitted:
+    if k > n:
+        st.error(
+            f"K = {k} clusters but only {n} chunks: choose K of at most {n}; clusters of "
+            f"a few chunks each (e.g. K ≤ {max(1, n // 5)}) leave room for swaps."
+        )
+        st.stop()
+    save_settings(
+        ws,
+        family=family,
+        n_components=int(k),
+        min_weight=float(eps),
+        mixture_seed=int(seed),
+        n_init=int(restarts),
+        max_iter=int(max_iter),
+    )
+    stage = current()
+    s = stage.settings
+    with st.status(
+        f"Fitting {k} clusters ({FAMILIES[family]}, {restarts} restarts)…", expanded=True
+    ) as status:
+        bar = st.progress(0.1, text="Starting the EM algorithm…")
+        with user_errors():
+            _, fit_warnings = fit_with_warnings(stage)
+        bar.progress(1.0, text="Done")
+        status.update(
+            label="Clusters fitted and saved in the workspace", state="complete", expanded=False
+        )
+    st.session_state[f"fit_warnings_{stage.mixture_key}"] = fit_warnings
+
+if int(s["n_components"]) > n:
+    st.error(
+        f"The saved K = {s['n_components']} is larger than the number of chunks ({n}). "
+        "Choose a smaller K above and press Fit clusters."
+    )
+    st.stop()
+if ws.get_artifact("mixture", stage.mixture_key) is None:
+    st.info("No clusters fitted for these settings yet: press **Fit clusters**.")
+    st.stop()
+with user_errors():
+    mixture, _ = fit_with_warnings(stage)
+labels = np.asarray(mixture.predict(x))
+proba = mixture.predict_proba(x) if hasattr(mixture, "predict_proba") else None
+
+# --- convergence ---------------------------------------------------------------------------------
+st.subheader("Fit")
+trace = np.asarray(getattr(mixture, "loglik_trace_", []), dtype=float)
+dropped = int(getattr(mixture, "n_dropped_", int(s["n_components"]) - mixture.n_components_))
+m1, m2, m3, m4 = st.columns(4)
+m1.metric("Converged", "yes" if mixture.converged_ else "no")
+m2.metric("EM iterations", int(mixture.n_iter_))
+m3.metric(
+    "Clusters kept",
+    f"{mixture.n_components_} of {s['n_components']}",
+    help="Clusters whose weight fell below ε were dropped.",
+)
+m4.metric(
+    "Final log-likelihood",
+    f"{trace[-1]:,.1f}" if len(trace) else "–",
+    help="Of the best restart; higher is better.",
+)
+if not mixture.converged_:
+    st.warning(
+        f"The fit did not converge within {s['max_iter']} iterations: the clusters may "
+        "change with another seed. Raise the maximum iterations or the restarts, or lower K."
+    )
+if dropped:
+    st.info(
+        f"{dropped} cluster(s) fell below the minimum weight ε = {s['min_weight']:g} and were "
+        "dropped. Lower ε to keep small clusters, or lower K."
+    )
+collapsed = int(np.sum(getattr(mixture, "collapsed_", [])))
+if collapsed:
+    st.info(
+        f"{collapsed} cluster(s) collapsed onto near-identical chunks (ρ at its maximum). "
+        "Such clusters rarely allow swaps; try another seed or a smaller K."
+    )
+for text in st.session_state.get(f"fit_warnings_{stage.mixture_key}", []):
+    st.caption(f"Note from the fit: {text}")
+if len(trace):
+    fig = px.line(
+        x=np.arange(len(trace)),
+        y=trace,
+        markers=len(trace) < 60,
+        labels={"x": "EM iteration (0 = starting values)", "y": "log-likelihood"},
+        title="Log-likelihood per iteration (best restart)",
+    )
+    fig.update_layout(height=280, margin=dict(l=10, r=10, t=40, b=10))
+    st.plotly_chart(fig, key="loglik_trace")
+
+# --- clusters -------------------------------------------------------------------------------------
+st.subheader("Clusters")
+table = cluster_table(mixture, labels, chunks, stage.protect)
+distinct = f"distinct {stage.protect}"
+st.dataframe(
+    table,
+    hide_index=True,
+    key="cluster_table",
+    column_config={
+        "chunks": st.column_config.NumberColumn(help="Chunks whose most likely cluster this is"),
+        "weight π": st.column_config.NumberColumn(
+            format="%.3f", help="Mixture weight (proportion)"
+        ),
+        "concentration ρ": st.column_config.NumberColumn(
+            format="%.3f",
+            help="ρ in [0, 1): how tightly the cluster's chunks gather around its "
+            "centre; near 1 = very similar chunks",
+        ),
+        distinct: st.column_config.NumberColumn(
+            help=f"Different values of {stage.protect!r} in the cluster: swaps need at least 2"
+        ),
+    },
+)
+lonely = int((table[distinct] < 2).sum())
+if lonely:
+    st.caption(
+        f"{lonely} cluster(s) hold a single {stage.protect}: their chunks cannot be swapped."
+    )
+palette = px.colors.qualitative.D3 if mixture.n_components_ <= 10 else px.colors.qualitative.Dark24
+b1, b2 = st.columns(2)
+shown = table.assign(cluster=table["cluster"].astype(str))
+fig = px.bar(
+    shown,
+    x="cluster",
+    y="chunks",
+    title="Chunks per cluster",
+    color="cluster",
+    color_discrete_sequence=palette,
+)
+fig.update_layout(
+    height=260, margin=dict(l=10, r=10, t=40, b=10), xaxis_type="category", showlegend=False
+)
+b1.plotly_chart(fig, key="cluster_sizes")
+fig = px.bar(
+    shown,
+    x="cluster",
+    y="concentration ρ",
+    title="Concentration ρ per cluster",
+    range_y=[0, 1],
+    color="cluster",
+    color_discrete_sequence=palette,
+)
+fig.update_layout(
+    height=260, margin=dict(l=10, r=10, t=40, b=10), xaxis_type="category", showlegend=False
+)
+b2.plotly_chart(fig, key="cluster_rho")
+
+# --- map ----------------------------------------------------------------------------------------
+st.subheader("Map of the chunks")
+st.caption(
+    "Each point is a chunk, placed by the first two principal components of its "
+    "embedding (similar meaning → close together); colour = cluster. Hover for the text."
+)
+points = map_frame(chunks, cached_pca(stage.roles_key, x), labels)
+fig = px.scatter(
+    points,
+    x="PC 1",
+    y="PC 2",
+    color="cluster",
+    color_discrete_sequence=palette,
+    category_orders={"cluster": [str(i) for i in range(int(mixture.n_components_))]},
+    hover_data={"document": True, "preview": True, "PC 1": False, "PC 2": False},
+)
+fig.update_traces(marker=dict(size=7, opacity=0.8))
+fig.update_layout(height=480, margin=dict(l=10, r=10, t=10, b=10), legend_title_text="cluster")
+st.plotly_chart(fig, key="cluster_map")
+
+# --- samples --------------------------------------------------------------------------------------
+st.subheader("Sample chunks per cluster")
+options = [int(c) for c, size in zip(table["cluster"], table["chunks"], strict=True) if size]
+pick = st.selectbox(
+    "Cluster",
+    options,
+    key="sample_cluster",
+    format_func=lambda c: f"cluster {c} ({int(table.loc[c, 'chunks'])} chunks)",
+)
+st.caption(
+    "The most typical chunks of the cluster (highest membership probability), one per "
+    "document where possible."
+)
+for ch in typical_chunks(chunks, labels, proba, int(pick) if pick is not None else -1):
+    with st.container(border=True):
+        st.caption(f"**{chunk_label(ch.chunk_id)}** · {stage.protect}: {ch.protected}")
+        st.markdown(highlight(ch.text, ch.entities), unsafe_allow_html=True)
