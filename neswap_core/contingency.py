@@ -6,7 +6,7 @@ chunk's distinct entity strings of that category, sorted and joined as ``"A & B"
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
@@ -22,7 +22,9 @@ def cell_value(values: Iterable[str]) -> str:
     return JOINER.join(sorted(set(values)))
 
 
-def contingency_table(chunks: Sequence[Chunk], categories: Sequence[str] = CATEGORIES) -> pd.DataFrame:
+def contingency_table(
+    chunks: Sequence[Chunk], categories: Sequence[str] = CATEGORIES
+) -> pd.DataFrame:
     """z as a DataFrame: index chunk_id, one string column per category (``""`` = none)."""
     rows = {c: [cell_value(ch.values(c)) for ch in chunks] for c in categories}
     frame = pd.DataFrame(rows, index=pd.Index([ch.chunk_id for ch in chunks], name="chunk_id"))
@@ -44,7 +46,9 @@ def cell_keys(z: pd.DataFrame, categories: Sequence[str]) -> pd.Series:
     return pd.Series(list(map(tuple, sub.to_numpy())), index=sub.index, dtype=object)
 
 
-def marginal_table(z: pd.DataFrame, categories: Sequence[str], include_empty: bool = False) -> pd.DataFrame:
+def marginal_table(
+    z: pd.DataFrame, categories: Sequence[str], include_empty: bool = False
+) -> pd.DataFrame:
     """z_J: one row per distinct combination of values in J with its chunk count, largest first.
 
     ``include_empty=True`` keeps the all-empty combination (useful for display, never for risk).

@@ -58,7 +58,7 @@ class Corpus:
         """The value of the protected metadata column for ``doc`` (falls back to its id)."""
         return str(doc.metadata.get(self.protect, doc.doc_id))
 
-    def with_documents(self, documents: list[Document] | tuple[Document, ...]) -> "Corpus":
+    def with_documents(self, documents: list[Document] | tuple[Document, ...]) -> Corpus:
         return replace(self, documents=tuple(documents))
 
 
