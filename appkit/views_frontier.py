@@ -27,10 +27,15 @@ COMBINATION_PALETTE = (
     "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
 )
 #: The paper's population sizes N, as labels for the selector.
-POPULATION_LABELS: dict[str, float] = {
-    "10" + str(int(np.log10(n))).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")): n
-    for n in PAPER_POPULATIONS
-}
+_SUPERSCRIPT = str.maketrans("0123456789.-", "⁰¹²³⁴⁵⁶⁷⁸⁹·⁻")
+
+
+def population_label(population: float) -> str:
+    """10²⁰ for 1e20 (the exponent may be fractional for a custom N)."""
+    return "10" + f"{np.log10(population):g}".translate(_SUPERSCRIPT)
+
+
+POPULATION_LABELS: dict[str, float] = {population_label(n): n for n in PAPER_POPULATIONS}
 
 #: Release-table columns shown to the analyst, with readable headers.
 RELEASE_COLUMNS = {
@@ -55,8 +60,8 @@ PITMAN_COLUMNS: dict[str, tuple[str, str, str]] = {
     "theta_se": ("SE(θ̂)", "%.3f", "Standard error of θ̂ (observed information)."),
     "alpha": ("α̂", "%.4f", "Ewens–Pitman discount in [0, 1): how heavy the tail of rare values is."),
     "alpha_se": ("SE(α̂)", "%.4f", "Standard error of α̂."),
-    "S1_hat": ("Ŝ₁", "%.4g", "Expected population uniques in a population of N chunks."),
-    "p_hat": ("p̂", "%.4g", "Share of sample uniques that are population uniques: (Ŝ₁/s₁)(n_J/N). "
+    "S1_hat": ("Ŝ₁", "", "Expected population uniques in a population of N chunks."),
+    "p_hat": ("p̂", "scientific", "Share of sample uniques that are population uniques: (Ŝ₁/s₁)(n_J/N). "
               "DR uses min(p̂, 1)."),
     "status": ("status", "", "'ok', or why p̂ is special (e.g. Ewens α̂ = 0, all unique)."),
 }
@@ -66,6 +71,8 @@ def pitman_view(pitman: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     """The Pitman table with the paper's symbols as headers, and its column config (tooltips)."""
     cols = [c for c in PITMAN_COLUMNS if c in pitman]
     frame = pitman[cols].rename(columns={c: PITMAN_COLUMNS[c][0] for c in cols})
+    if "Ŝ₁" in frame:  # beyond 2^53 the browser's number format gives up: write it ourselves
+        frame["Ŝ₁"] = frame["Ŝ₁"].map(lambda v: f"{v:.4g}")
     config = {}
     for c in cols:
         label, fmt, tip = PITMAN_COLUMNS[c]
@@ -204,7 +211,7 @@ def grid_summary(grid: dict, a: float, c: float) -> pd.DataFrame:
         choice = choose_release(table, a, c)
         chosen = "" if choice.index is None else table.loc[choice.index, "combination"]
         fit = fits.loc[(family, k, eps)]
-        rows.append({"N": f"10^{np.log10(n):g}", "family": family, "K": k, "ε": eps,
+        rows.append({"N": population_label(n), "population": n, "family": family, "K": k, "ε": eps,
                      "converged": bool(fit["converged"]), "frontier winner": winner,
                      "frontier points": json.dumps(counts), "your line picks": chosen,
                      "line reached": choice.line_reached})
@@ -224,7 +231,8 @@ def winner_pivot(summary: pd.DataFrame, column: str) -> pd.DataFrame:
     """Settings (family, K, ε) × N, each cell the winning combination; ⚠ marks non-converged fits."""
     s = summary.assign(cell=np.where(summary["converged"], summary[column], summary[column] + " ⚠"))
     s["setting"] = s["family"].str.upper() + ", K = " + s["K"].astype(str) + ", ε = " + s["ε"].map("{:g}".format)
-    return s.pivot(index="setting", columns="N", values="cell")
+    order = s.drop_duplicates("N").sort_values("population")["N"].tolist()
+    return s.pivot(index="setting", columns="N", values="cell")[order]
 
 
 def style_winners(pivot: pd.DataFrame, colors: dict[str, str]):

@@ -1,0 +1,136 @@
+"""Step 4 · Swaps: every swapped pair of a release side by side, to accept or reject (SPEC §3)."""
+
+import streamlit as st
+
+from appkit import views_release as vr
+from appkit.state import current, save_settings
+from appkit.widgets import legend, user_errors
+
+PAIRS_PER_PAGE = 10
+
+st.title("4 · Swaps")
+st.markdown(
+    "A release exchanges named entities between **pairs of similar passages** (same cluster) "
+    "from **different companies**. Read each pair before and after the swap: swapped entities "
+    "are outlined. **Reject** a pair that reads wrongly (e.g. an entity detected by mistake); it "
+    "is left out of the release and the risk and utility numbers update. Pairs you do not "
+    "review stay in the release."
+)
+
+stage = current()
+ws, s = stage.workspace, stage.settings
+population = float(s["population"])
+
+with user_errors():
+    sweep = vr.ensure_sweep(stage)
+    table = stage.table(population)
+if len(table) == 0:
+    st.warning("There are no candidate releases: no combination had a valid pair to swap. Go "
+               "back to **2 · Entities & roles** or **3 · Clusters** and give more categories "
+               "the role S, or use fewer clusters.")
+    st.stop()
+
+# --- which release ---------------------------------------------------------------------------------
+chosen_id, _ = vr.pick_release(table, s.get("chosen_release"), s["trade_off_a"], s["trade_off_c"])
+ids = list(table.index)
+if st.session_state.get("swaps_release") not in ids:
+    st.session_state["swaps_release"] = chosen_id
+release_id = st.selectbox(
+    "Release to review (★ = the release chosen on 5 · Risk–utility frontier)", ids,
+    key="swaps_release",
+    format_func=lambda r: vr.release_label(table.loc[r]) + ("  ★" if r == chosen_id else ""),
+    help="A release is named by its category combination and its number of swaps t: it "
+    "contains the first t pairs of the swap sequence.",
+)
+if release_id != chosen_id:
+    st.button("Use this release for export", key="swaps_use", on_click=save_settings, args=(ws,),
+              kwargs={"chosen_release": release_id},
+              help="Make it the chosen release (also shown on the frontier page).")
+
+release = vr.reviewed_release(sweep, stage.sweep_key, table, release_id, ws.decisions, population)
+du0, dr0 = release.as_generated()
+du1, dr1 = release.after_review()
+kept = len(release.accepted_positions)
+cols = st.columns(5)
+cols[0].metric("Pairs kept", f"{kept} of {len(release.records)}",
+               help="Pairs you rejected are left out; pairs not reviewed stay in.")
+cols[1].metric("DU as generated", f"{du0:.5f}",
+               help="Utility: 1 = the cluster structure of the text is fully kept; higher is better.")
+cols[2].metric("DU after your review", f"{du1:.5f}",
+               delta=f"{du1 - du0:+.5f}" if kept < len(release.records) else None)
+cols[3].metric("DR as generated", f"{dr0:.4f}",
+               help="Disclosure risk: 1 = no protection; lower is safer.")
+cols[4].metric("DR after your review", f"{dr1:.4f}",
+               delta=f"{dr1 - dr0:+.4f}" if kept < len(release.records) else None,
+               delta_color="inverse")
+if release.sweep.n_draws > 1:
+    st.caption(f"The frontier shows means over {release.sweep.n_draws} draws; the released text is "
+               "draw 1, whose numbers are shown here.")
+st.caption(release.draw.run.message)
+
+
+# --- bulk actions ----------------------------------------------------------------------------------
+def accept_rest() -> None:
+    ws.set_decisions(release.key, {vr.pair_key(r): ("accept", release.note(r))
+                                   for r in release.records if not release.decision(r)})
+
+
+bulk = st.columns([1.4, 1.2, 3])
+bulk[0].button("Accept all not reviewed", on_click=accept_rest, key="swaps_accept_rest")
+bulk[1].button("Clear all decisions", on_click=ws.clear_decisions, args=(release.key,),
+               key="swaps_clear")
+
+# --- the pairs -------------------------------------------------------------------------------------
+DECISION_LABELS = {"": "not reviewed", "accept": "✓ accept", "reject": "✗ reject"}
+STATUS = {"": "", "accept": ":green-badge[✓ accepted]",
+          "reject": ":red-badge[✗ rejected — left out of the release]"}
+
+
+def save_decision(pair: str, decision_key: str, note_key: str) -> None:
+    decision = st.session_state[decision_key]
+    if decision:
+        ws.set_decision(release.key, pair, decision, st.session_state.get(note_key, ""))
+    else:
+        ws.remove_decision(release.key, pair)
+
+
+views = vr.pair_views(release)
+n_pages = max(1, -(-len(views) // PAIRS_PER_PAGE))
+page = 1
+if n_pages > 1:
+    page = st.number_input(f"Page of pairs (1–{n_pages}, {PAIRS_PER_PAGE} per page)", 1, n_pages,
+                           key="swaps_page")
+st.markdown(legend(), unsafe_allow_html=True)
+for view in views[(page - 1) * PAIRS_PER_PAGE: page * PAIRS_PER_PAGE]:
+    rec, pair = view.record, vr.pair_key(view.record)
+    decision_key, note_key = f"dec::{release.key}::{pair}", f"note::{release.key}::{pair}"
+    with st.container(border=True, key=f"pair_{rec.step}"):
+        status = STATUS[release.decision(rec)]
+        st.markdown(f"**Pair {rec.step}** {status} · cluster {rec.cluster} · similarity "
+                    f"{view.similarity:.2f} · swapped: {view.exchange_text()}",
+                    help="Similarity: cosine of the two passages' embeddings before the swap "
+                    "(1 = same meaning). Both passages are in the same cluster.")
+        for side, column in enumerate(st.columns(2)):
+            column.caption(f"Document **{(rec.doc_a, rec.doc_b)[side]}** · {s['protect']}: "
+                           f"**{(rec.protected_a, rec.protected_b)[side]}**")
+        for after, label in ((False, "BEFORE"), (True, "AFTER · as released")):
+            st.markdown(f"<div style='font-size:0.8em;letter-spacing:0.06em;color:#555;"
+                        f"border-top:1px solid #e3e6ea;padding-top:4px'>{label}</div>",
+                        unsafe_allow_html=True)
+            for side, column in enumerate(st.columns(2)):
+                column.markdown(view.excerpt_html(side, after=after), unsafe_allow_html=True)
+        with st.expander("Full passages"):
+            for side, column in enumerate(st.columns(2)):
+                before, after = column.tabs(["Before", "After"])
+                before.markdown(view.full_html(side, after=False), unsafe_allow_html=True)
+                after.markdown(view.full_html(side, after=True), unsafe_allow_html=True)
+        st.session_state[decision_key] = release.decision(rec)
+        st.session_state[note_key] = release.note(rec)
+        left, right = st.columns([1, 2])
+        left.radio("Decision", list(DECISION_LABELS), format_func=DECISION_LABELS.get,
+                   key=decision_key, horizontal=True, on_change=save_decision,
+                   args=(pair, decision_key, note_key))
+        right.text_input("Note (optional, saved with the decision)", key=note_key,
+                         disabled=not release.decision(rec), on_change=save_decision,
+                         args=(pair, decision_key, note_key),
+                         placeholder="e.g. 'Apple' here is the fruit, not the company")

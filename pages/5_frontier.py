@@ -1,0 +1,176 @@
+"""Step 5 · Risk–utility frontier: all candidate releases, the trade-off line, the chosen release,
+the Pitman risk model per combination and the hyperparameter grid (SPEC §5, §7, §8)."""
+
+import numpy as np
+import streamlit as st
+
+from appkit import views_frontier as vf
+from appkit import views_release as vr
+from appkit.state import current, save_settings
+from appkit.widgets import user_errors
+from neswap_core.config import PAPER_POPULATIONS
+from neswap_core.frontier import choose_release, frontier_mask
+
+st.title("5 · Risk–utility frontier")
+st.markdown(
+    "Each point is a **candidate release**: the corpus after the first *t* swaps of one "
+    "combination of entity categories. Further **right** keeps more of the text's meaning "
+    "(utility DU); further **down** leaves fewer unique, re-identifiable passages (risk DR). "
+    "Draw your **trade-off line**: the release used is the most useful frontier release on or "
+    "below it. Moving the sliders never refits or re-embeds anything."
+)
+
+stage = current()
+ws, s = stage.workspace, stage.settings
+
+with user_errors():
+    sweep = vr.ensure_sweep(stage)
+
+# --- population size N ---------------------------------------------------------------------------
+CUSTOM = "custom"
+
+
+def save_population() -> None:
+    label = st.session_state["frontier_population"]
+    if label == CUSTOM:
+        exponent = st.session_state.get("frontier_population_exp", np.log10(float(s["population"])))
+        save_settings(ws, population=float(10.0 ** float(exponent)))
+    else:
+        save_settings(ws, population=vf.POPULATION_LABELS[label])
+
+
+population = float(s["population"])
+labels = {v: k for k, v in vf.POPULATION_LABELS.items()}
+controls = st.columns([1.2, 1, 1])
+with controls[0]:
+    paper_label = labels.get(population, CUSTOM)
+    if st.session_state.get("frontier_population") != CUSTOM or paper_label == CUSTOM:
+        st.session_state["frontier_population"] = paper_label  # else: keep "custom" just picked
+    choice_n = st.radio(
+        "Population size N (number of chunks the sample is drawn from)",
+        [*vf.POPULATION_LABELS, CUSTOM], key="frontier_population", horizontal=True,
+        on_change=save_population,
+        help="N enters the estimate of how many sample-unique passages are unique in the whole "
+        "population (p̂ scales like N^(α̂−1)). The paper uses 10^10, 10^20 and 10^30.",
+    )
+    if choice_n == CUSTOM:
+        st.session_state["frontier_population_exp"] = float(np.log10(population))
+        st.number_input("log₁₀ N (exponent, 2–100)", min_value=2.0, max_value=100.0, step=1.0,
+                        key="frontier_population_exp", on_change=save_population)
+
+with user_errors():
+    table = stage.table(population)
+if len(table) == 0:
+    st.warning("There are no candidate releases: no combination had a valid pair to swap. "
+               + " ".join(d.run.message for d in sweep.draws if d.draw == 0)
+               + " Go back to **2 · Entities & roles** or **3 · Clusters** and give more "
+               "categories the role S, or use fewer clusters.")
+    st.stop()
+
+# --- trade-off line DR = c + a·DU -----------------------------------------------------------------
+A_MAX = 100.0
+
+
+def save_slope(pivot: float) -> None:
+    """Rotate the line around the chart's centre: keep its height at the pivot DU."""
+    a_new = float(st.session_state["frontier_a"])
+    a_old, c_old = float(s["trade_off_a"]), float(s["trade_off_c"])
+    save_settings(ws, trade_off_a=a_new, trade_off_c=round(c_old + (a_old - a_new) * pivot, 4))
+
+
+def save_offset() -> None:
+    save_settings(ws, trade_off_c=float(st.session_state["frontier_c"]))
+
+
+a = float(s["trade_off_a"])
+c = float(s["trade_off_c"])
+low, high, pivot = vf.slider_bounds(table, a)
+low, high = min(low, c), max(high, c)
+with controls[1]:
+    st.session_state["frontier_a"] = a
+    st.slider("Slope a of the line (≥ 0)", 0.0, A_MAX, step=0.5, key="frontier_a",
+              on_change=save_slope, args=(pivot,),
+              help="a = 0: accept any release whose risk DR is at most c (the paper's choice). "
+              "a > 0: accept more risk for more utility. Changing a turns the line around the "
+              "centre of the chart.")
+with controls[2]:
+    st.session_state["frontier_c"] = c
+    st.slider("Offset c of the line", low, high, step=0.001, format="%.3f",
+              key="frontier_c", on_change=save_offset,
+              help="With a = 0, c is the highest risk DR you accept. Lower c → a safer release "
+              "with more swaps (and less utility).")
+
+st.caption("Trade-off line **DR = c + a·DU**: releases on or below it are acceptable. With a = 0 "
+           "(the paper's choice), c is simply the highest risk DR you accept.")
+
+line_pick = choose_release(table, a, c)
+chosen_id, _ = vr.pick_release(table, s.get("chosen_release"), a, c)
+st.plotly_chart(vf.frontier_figure(table, chosen_id, a, c, line_pick=line_pick.index),
+                width="stretch", config={"displaylogo": False}, key="frontier_chart")
+
+# --- the chosen release -----------------------------------------------------------------------------
+sentence = vf.choice_sentence(table, line_pick.index)
+if line_pick.line_reached:
+    st.success(f"**Your line picks:** {sentence}")
+else:
+    st.warning(f"**Line not reached.** {line_pick.message}  \n**Lowest-risk release:** {sentence}")
+st.caption("Read: the categories swapped, the number of swapped pairs, the share r of chunks "
+           "changed (2 per pair), the risk DR (1 = no protection) and the utility DU "
+           "(1 = the cluster structure of the text is fully kept).")
+
+stored = s.get("chosen_release")
+if stored in table.index and stored != line_pick.index:
+    st.info(f"**In use on the Swaps and Export pages:** {vf.choice_sentence(table, stored)} "
+            "(you picked it earlier; it is the gold star).")
+    st.button("Use the line's release instead", on_click=save_settings, args=(ws,),
+              kwargs={"chosen_release": line_pick.index}, key="frontier_use_line")
+elif stored == line_pick.index:
+    st.caption("✓ This release is in use on the Swaps and Export pages.")
+else:
+    st.button("Use this release", type="primary", on_click=save_settings, args=(ws,),
+              kwargs={"chosen_release": line_pick.index}, key="frontier_use",
+              help="Pin this release for review (4 · Swaps) and export (6 · Export). Until you "
+              "do, those pages follow the line.")
+
+with st.expander("Releases on the frontier (not dominated by any other release)"):
+    front = table[frontier_mask(table["du"].to_numpy(float), table["dr"].to_numpy(float))]
+    st.dataframe(vf.release_columns(front), hide_index=True, width="stretch")
+
+# --- Pitman table ------------------------------------------------------------------------------------
+st.subheader("Risk model per category combination (the paper's Table 1)")
+st.markdown(
+    "For each combination, the entity values of every chunk form a cell; a chunk alone in its "
+    "cell is a **sample unique**. The Ewens–Pitman model (θ̂ strength, α̂ discount) estimates "
+    "how many of them are also unique in a population of N chunks, as the share **p̂**. Swapping "
+    "a sample unique removes that risk: DR = 1 − (swapped uniques / s₁) · min(p̂, 1)."
+)
+with user_errors():
+    pitman, pitman_config = vf.pitman_view(stage.pitman(population))
+    st.dataframe(pitman, column_config=pitman_config, hide_index=True, width="stretch")
+
+# --- hyperparameter grid -------------------------------------------------------------------------------
+st.subheader("Robustness: which combination wins across hyperparameters")
+st.markdown(
+    "The paper checks whether the answer depends on the mixture settings: it refits the "
+    "clusters for both families (PKB, spherical Cauchy), K = 10 and 30 clusters and minimum "
+    "weights ε = 10⁻³ and 10⁻¹⁰ (8 fits), and recomputes every release for each population N."
+)
+populations = list(PAPER_POPULATIONS)  # the paper's 3 × 8 = 24 settings
+grid = vf.stored_grid(stage, populations)
+if grid is None and st.button("Run the hyperparameter grid (8 mixture fits; can take a few minutes)",
+                              key="grid_run"):
+    with user_errors():
+        vf.compute_grid(stage, populations, progress=vr.progress_bar("Hyperparameter grid"))
+    st.rerun()  # show the result in place of the button
+if grid is not None:
+    summary = vf.grid_summary(grid, a, c)
+    colors = vf.combination_colors(table["combination"])
+    st.markdown("**Combination with most releases on the frontier**, per setting and N")
+    st.dataframe(vf.style_winners(vf.winner_pivot(summary, "frontier winner"), colors),
+                 width="stretch")
+    st.markdown(f"**Combination of the release your line picks** (a = {a:g}, c = {c:.3f})")
+    st.dataframe(vf.style_winners(vf.winner_pivot(summary, "your line picks"), colors),
+                 width="stretch")
+    st.caption(vf.grid_verdict(summary) + " ⚠ = the mixture fit did not converge.")
+    with st.expander("All grid settings"):
+        st.dataframe(summary, hide_index=True, width="stretch")

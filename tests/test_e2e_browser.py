@@ -1,0 +1,172 @@
+"""End-to-end: the dashboard in a real headless Chromium, corpus → frontier (issue 5).
+
+Starts ``streamlit run app.py`` on a free local port with a fresh workspace, clicks through the
+sidebar navigation with Debian's Chromium (never a downloaded browser), checks that the frontier
+chart and the chosen-release sentence are on the page and that no page shows a traceback, and
+saves one screenshot per page under ``tests/artifacts/`` (git-ignored).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from neswap_core.store import Workspace
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "tests" / "artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]
+#: Small settings keep the first (cold) pipeline run of the server short.
+SMALL_SETTINGS = {"max_swaps": 10, "n_components": 5, "n_init": 1}
+PAGES = [
+    ("Corpus", "1_corpus"),
+    ("Entities & roles", "2_entities"),
+    ("Clusters", "3_clusters"),
+    ("Swaps", "4_swaps"),
+    ("Risk–utility frontier", "5_frontier"),
+    ("Export", "6_export"),
+]
+PAGE_TIMEOUT_MS = 300_000  # a cold server embeds and tags the sample once
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+
+def _require_chromium() -> None:
+    if CHROMIUM.exists():
+        return
+    reason = (f"{CHROMIUM} is missing: install Debian's browser with `make browser` "
+              "(apt-get install chromium chromium-driver).")
+    if os.environ.get("CI"):
+        pytest.fail(reason + " CI must run the browser test.")
+    pytest.skip(reason)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout_s: float = 120) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError(f"streamlit did not become healthy in {timeout_s} s:\n{log.read_text()[-3000:]}")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Stop the server we started (its own process group) and reap it."""
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=15)
+
+
+@pytest.fixture
+def server(tmp_path):
+    _require_chromium()
+    folder = tmp_path / "workspace"
+    Workspace.open(folder).update_settings(SMALL_SETTINGS)
+    port = _free_port()
+    log = tmp_path / "streamlit.log"
+    env = {**os.environ, "NESWAP_WORKSPACE": str(folder), "OMP_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+             "--server.address", "127.0.0.1", "--server.headless", "true",
+             "--browser.gatherUsageStats", "false"],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        _wait_healthy(url, proc, log)
+        yield url, log
+    finally:
+        _stop(proc)
+
+
+def _wait_until_idle(page) -> None:
+    """Wait for the script run to finish (Streamlit marks the app root with its run state)."""
+    page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']",
+                           timeout=PAGE_TIMEOUT_MS)
+    page.wait_for_timeout(300)
+
+
+def _open(page, title: str) -> None:
+    link = page.locator("[data-testid='stSidebarNav'] a", has_text=title).first
+    link.click()
+    page.get_by_role("heading", name=title).first.wait_for(timeout=PAGE_TIMEOUT_MS)
+    _wait_until_idle(page)
+
+
+def _screenshot(page, path: Path) -> None:
+    """The whole page: Streamlit scrolls inside its main block, so grow the viewport first."""
+    height = page.evaluate("document.querySelector(\"[data-testid='stMain']\").scrollHeight")
+    page.set_viewport_size({"width": 1440, "height": min(max(int(height), 1000), 12000)})
+    page.wait_for_timeout(700)
+    page.screenshot(path=str(path))
+    page.set_viewport_size({"width": 1440, "height": 1000})
+
+
+def test_corpus_to_frontier_in_chromium(server):
+    from playwright.sync_api import sync_playwright
+
+    url, log = server
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS,
+                                     headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 1000})
+            page.goto(url, timeout=PAGE_TIMEOUT_MS)
+            page.get_by_role("heading", name="Corpus").first.wait_for(timeout=PAGE_TIMEOUT_MS)
+            _wait_until_idle(page)
+            for title, name in PAGES:
+                if title != "Corpus":
+                    _open(page, title)
+                _screenshot(page, ARTIFACTS / f"{name}.png")
+                errors = page.locator("[data-testid='stException']")
+                assert errors.count() == 0, f"{title}: {errors.first.inner_text()}"
+                if title == "Risk–utility frontier":
+                    chart = page.locator("[data-testid='stPlotlyChart'] .js-plotly-plot")
+                    chart.first.wait_for(timeout=PAGE_TIMEOUT_MS)
+                    assert chart.first.locator(".scatterlayer .trace").count() >= 3
+                    sentence = page.get_by_text("Your line picks").or_(
+                        page.get_by_text("Line not reached"))
+                    assert sentence.count() >= 1
+                    body = page.inner_text("body")
+                    assert re.search(r", \d+ swaps?, r = [\d.]+%: DR [\d.]+, DU [\d.]+", body)
+                if title == "Export":  # the report is built on click, in the server's thread
+                    with page.expect_download(timeout=PAGE_TIMEOUT_MS) as download:
+                        page.get_by_role("button", name="Report (.html, works offline)").click()
+                    report = Path(download.value.path()).read_text(encoding="utf-8")
+                    assert "neswap release report" in report and "Plotly" in report
+                    assert "<script src=\"http" not in report
+        finally:
+            browser.close()
+    assert "Traceback" not in log.read_text()
