@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from neswap_core.analysis import fit_mixture, release_inputs
+from neswap_core.analysis import fit_mixture, release_inputs, sweep_for_config
 from neswap_core.config import DEFAULT_EMBEDDING_MODEL, DEFAULT_SPACY_MODEL, RunConfig
 from neswap_core.corpus import Chunk, Corpus
 from neswap_core.pipeline import (
@@ -36,7 +36,7 @@ from neswap_core.pipeline import (
     sentence_distances,
     tag_entities,
 )
-from neswap_core.releases import ReleaseContext, Sweep, sweep_releases
+from neswap_core.releases import ReleaseContext, Sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "data" / "sample"
@@ -135,12 +135,7 @@ def mixture(key: str, _x: np.ndarray, _config: RunConfig, _progress: Callable | 
 def sweep(key: str, _chunks: list[Chunk], _x: np.ndarray, _mixture, _config: RunConfig,
           _progress: Callable | None = None) -> Sweep:
     ctx = ReleaseContext(list(_chunks), _x, _mixture, embedder().encode)
-    return sweep_releases(
-        ctx, _config.swap_categories, combination_size=_config.combination_size,
-        max_swaps=_config.max_swaps, draws=_config.draws, require=_config.require,
-        suppress_leftovers=_config.suppress_leftovers, seed=_config.seed,
-        population=_config.population, progress=_progress,
-    )
+    return sweep_for_config(ctx, _config, _progress)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -27,7 +27,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default=str(DEV))
     ap.add_argument("--draws", type=int, nargs="+", default=[1, 30])
-    ap.add_argument("--cache-dir", default=str(ROOT / "benchmarks" / ".cache"))
+    ap.add_argument("--cache-dir", default=str(ROOT / ".neswap-cache"))
     args = ap.parse_args()
     if not Path(args.corpus).exists():
         print(f"skip: {args.corpus} not found (the dev corpus lives in ../shared/corpus/dev)")

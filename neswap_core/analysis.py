@@ -66,6 +66,16 @@ def fit_mixture(embeddings: np.ndarray, config: RunConfig) -> SphericalMixture:
     ).fit(embeddings)
 
 
+def sweep_for_config(ctx: ReleaseContext, config: RunConfig, progress: Progress | None = None) -> Sweep:
+    """The candidate releases R_cand for the release settings of ``config`` (SPEC §3)."""
+    return sweep_releases(
+        ctx, config.swap_categories, combination_size=config.combination_size,
+        max_swaps=config.max_swaps, draws=config.draws, require=config.require,
+        suppress_leftovers=config.suppress_leftovers, seed=config.seed,
+        population=config.population, progress=progress,
+    )
+
+
 @dataclass
 class ReleaseOutcome:
     """A sweep with its table for one N, the frontier and the choice for the line (a, c)."""
@@ -112,18 +122,7 @@ def run_analysis(
         warnings.simplefilter("always")
         mixture = fit_mixture(pre_x, config)
     ctx = ReleaseContext(pre_chunks, pre_x, mixture, embed)
-    sweep = sweep_releases(
-        ctx,
-        config.swap_categories,
-        combination_size=config.combination_size,
-        max_swaps=config.max_swaps,
-        draws=config.draws,
-        require=config.require,
-        suppress_leftovers=config.suppress_leftovers,
-        seed=config.seed,
-        population=config.population,
-        progress=lambda f, m: say(0.3 + 0.7 * f, m),
-    )
+    sweep = sweep_for_config(ctx, config, progress=lambda f, m: say(0.3 + 0.7 * f, m))
     table = sweep.table(config.population)
     choice = choose_release(table, config.trade_off_a, config.trade_off_c)
     return ReleaseOutcome(sweep, table, choice, [str(w.message) for w in caught])

@@ -164,7 +164,7 @@ def test_sliders_never_refit_or_reembed(workspace, monkeypatch):
     import appkit.pipeline as pipeline
     from neswap_core.embedding import Embedder
 
-    for name in ("fit_mixture", "embed_chunks", "sweep_releases", "tag_entities"):
+    for name in ("fit_mixture", "embed_chunks", "sweep_for_config", "tag_entities"):
         monkeypatch.setattr(pipeline, name, forbidden)
     monkeypatch.setattr(Embedder, "encode", forbidden)
     at = run_page("5_frontier")

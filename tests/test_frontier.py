@@ -20,7 +20,7 @@ def brute_force_frontier(du, dr):
 
 
 def table(points, swaps=None):
-    du, dr = zip(*points)
+    du, dr = zip(*points, strict=True)
     return pd.DataFrame({
         "du": du, "dr": dr, "combination": [f"J{i}" for i in range(len(points))],
         "swaps": swaps or list(range(1, len(points) + 1)),
