@@ -105,7 +105,7 @@ def distances(source: str, protect: str, buffer: int, _clean: CleanCorpus):
 def tagged_chunks(source: str, protect: str, threshold: float, label_map_key: str,
                   _clean: CleanCorpus, _chunked, _label_map: dict) -> list[Chunk]:
     chunks = chunks_at(_clean.corpus, _chunked, threshold)
-    return tag_entities(chunks, ner_model(), _label_map)
+    return tag_entities(chunks, ner_model(), _label_map, CACHE_DIR)
 
 
 @st.cache_data(show_spinner="Applying your entity corrections…", max_entries=16)

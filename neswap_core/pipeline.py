@@ -67,13 +67,20 @@ def chunk_documents(corpus: Corpus, embedder, threshold: float, buffer: int) -> 
     return chunks_at(corpus, sentence_distances(corpus, embedder, buffer), threshold)
 
 
-def tag_entities(chunks: Sequence[Chunk], nlp, label_map: dict[str, str]) -> list[Chunk]:
-    """Attach entity spans found by spaCy (``nlp.pipe``) to every chunk (SPEC §2.4)."""
+def tag_entities(
+    chunks: Sequence[Chunk], nlp, label_map: dict[str, str], cache_dir: str | Path | None = None
+) -> list[Chunk]:
+    """Attach entity spans found by spaCy (``nlp.pipe``) to every chunk (SPEC §2.4).
+
+    With ``cache_dir`` the spans are cached on disk by (pipeline, text hash): unchanged text is
+    never tagged twice.
+    """
     from dataclasses import replace
 
-    from .entities import extract_entities
+    from .entity_cache import EntityCache, pipeline_fingerprint
 
-    spans = extract_entities([c.text for c in chunks], nlp, label_map=label_map)
+    cache = EntityCache(cache_dir, pipeline_fingerprint(nlp, label_map))
+    spans = cache.extract([c.text for c in chunks], nlp, label_map)
     return [replace(c, entities=tuple(s)) for c, s in zip(chunks, spans, strict=True)]
 
 
@@ -161,7 +168,7 @@ def prepare(
         chunks = chunk_documents(clean.corpus, embedder, config.threshold, config.buffer)
     with _timed(timings, "ner"):
         say(0.5, "Finding named entities")
-        chunks = tag_entities(chunks, nlp, config.label_map)
+        chunks = tag_entities(chunks, nlp, config.label_map, config.cache_dir)
         if corrections:
             chunks = apply_corrections(chunks, list(corrections))
     with _timed(timings, "contingency"):

@@ -61,3 +61,16 @@ def test_release_is_reproducible_bit_for_bit(tmp_path):
         assert (log["protected_a"] != log["protected_b"]).all()
     saved = RunConfig.load(out / "config.toml")
     assert saved == RunConfig.from_dict({**RunConfig.load(tmp_path / "run.toml").to_dict(), "out": str(out)})
+
+
+def test_config_prints_loadable_toml(tmp_path, capsys):
+    assert main(["config"]) == 0
+    path = tmp_path / "run.toml"
+    path.write_text(capsys.readouterr().out)
+    assert RunConfig.load(path).threshold == 75.0
+
+
+def test_missing_corpus_is_a_clear_error_not_a_traceback(tmp_path, capsys):
+    assert main(["prepare", "--corpus", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and "nope" in err

@@ -1,0 +1,56 @@
+"""The NER cache: unchanged text is never tagged twice; corrupt shards are rebuilt, not fatal."""
+
+import pytest
+
+from neswap_core.config import DEFAULT_LABEL_MAP
+from neswap_core.entities import add_gazetteer, extract_entities, load_ner
+from neswap_core.entity_cache import EntityCache, EntityCacheWarning, pipeline_fingerprint
+
+TEXTS = ["Apple opened a store in Paris in March 2021.", "[Company Name] sold Widgets to Walmart.", ""]
+
+
+class CountingNLP:
+    """Wraps a spaCy pipeline and counts the texts sent through ``pipe``."""
+
+    def __init__(self, nlp):
+        self.nlp, self.seen = nlp, 0
+
+    def pipe(self, texts, **kw):
+        texts = list(texts)
+        self.seen += len(texts)
+        return self.nlp.pipe(texts, **kw)
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    return load_ner()
+
+
+def test_cached_spans_equal_fresh_ones_and_skip_spacy(tmp_path, nlp):
+    fp = pipeline_fingerprint(nlp, DEFAULT_LABEL_MAP)
+    counting = CountingNLP(nlp)
+    first = EntityCache(tmp_path, fp).extract(TEXTS, counting, DEFAULT_LABEL_MAP)
+    assert first == extract_entities(TEXTS, nlp, DEFAULT_LABEL_MAP)
+    assert counting.seen == len(TEXTS)
+    again = EntityCache(tmp_path, fp)  # a new process: reads the shards from disk
+    assert again.extract(TEXTS + ["Tesla is in Austin."], counting, DEFAULT_LABEL_MAP)[:3] == first
+    assert counting.seen == len(TEXTS) + 1 and again.n_cached_hits == 3 and again.n_tagged == 1
+
+
+def test_corrupt_shard_is_rebuilt_with_a_warning(tmp_path, nlp):
+    fp = pipeline_fingerprint(nlp, DEFAULT_LABEL_MAP)
+    EntityCache(tmp_path, fp).extract(TEXTS, nlp, DEFAULT_LABEL_MAP)
+    shard = next((tmp_path / "ner" / fp).glob("*.jsonl"))
+    shard.write_text('{"k": "abc", "s": [[0, 1')
+    cache = EntityCache(tmp_path, fp)
+    with pytest.warns(EntityCacheWarning, match="unreadable"):
+        spans = cache.extract(TEXTS, nlp, DEFAULT_LABEL_MAP)
+    assert spans == extract_entities(TEXTS, nlp, DEFAULT_LABEL_MAP) and cache.n_tagged == len(TEXTS)
+
+
+def test_fingerprint_follows_label_map_and_gazetteer():
+    nlp = load_ner()
+    base = pipeline_fingerprint(nlp, DEFAULT_LABEL_MAP)
+    assert pipeline_fingerprint(nlp, {**DEFAULT_LABEL_MAP, "NORP": "Location"}) != base
+    add_gazetteer(nlp, [("Product", "iX")])
+    assert pipeline_fingerprint(nlp, DEFAULT_LABEL_MAP) != base
