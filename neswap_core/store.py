@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -202,14 +202,7 @@ class Workspace:
 
     def _initialise(self) -> None:
         """Check an existing file (integrity, format, version) or lay out a new one."""
-        try:
-            conn = self._connect(create=True)
-        except sqlite3.Error as exc:
-            raise self._fail(f"cannot be opened ({exc})") from exc
-        try:
-            self._check_health(conn)
-            conn.execute("PRAGMA journal_mode=WAL")  # persistent; lets readers and a writer overlap
-            conn.execute("BEGIN IMMEDIATE")
+        with self._transaction(create=True, setup=self._prepare_file) as conn:
             tables = self._tables(conn)
             if not tables:  # a new file: lay out the tables in this same transaction
                 for statement in filter(str.strip, _SCHEMA.split(";")):
@@ -220,13 +213,11 @@ class Workspace:
                 )
                 tables = self._tables(conn)
             self._check_format(conn, tables)
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            raise self._wrap(exc) from exc
-        finally:
-            if conn.in_transaction:
-                conn.rollback()
-            conn.close()
+
+    def _prepare_file(self, conn: sqlite3.Connection) -> None:
+        """Before the first transaction on open: integrity check, then WAL mode (persistent)."""
+        self._check_health(conn)
+        conn.execute("PRAGMA journal_mode=WAL")  # lets readers and a writer overlap
 
     def _check_health(self, conn: sqlite3.Connection) -> None:
         rows = [r[0] for r in conn.execute("PRAGMA quick_check")]
@@ -271,17 +262,22 @@ class Workspace:
         return sqlite3.connect(uri, uri=True, timeout=self.busy_timeout_s, isolation_level=None)
 
     @contextmanager
-    def _transaction(self, write: bool = True) -> Iterator[sqlite3.Connection]:
+    def _transaction(
+        self, write: bool = True, create: bool = False,
+        setup: Callable[[sqlite3.Connection], None] | None = None,
+    ) -> Iterator[sqlite3.Connection]:
         """One connection, one transaction: committed on success, rolled back on any error.
 
         Writes take the write lock up front (``BEGIN IMMEDIATE``) so the busy timeout applies
         instead of a deferred read-then-write transaction failing on a lock upgrade.
         """
         try:
-            conn = self._connect()
+            conn = self._connect(create=create)
         except sqlite3.Error as exc:
             raise self._fail(f"cannot be opened ({exc}); open the workspace again") from exc
         try:
+            if setup is not None:
+                setup(conn)
             conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             yield conn
             conn.execute("COMMIT")
