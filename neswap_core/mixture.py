@@ -88,7 +88,7 @@ def log_density(X: np.ndarray, means: np.ndarray, concentrations: np.ndarray,
     if not (np.all(np.isfinite(rho)) and np.all((rho >= 0) & (rho < 1))):
         raise FitError("concentrations must lie in [0, 1).")
     means = means / np.linalg.norm(means, axis=1, keepdims=True)
-    return log_density_from_cos(X, means, (X @ means.T).T, rho, family)[0].T
+    return log_density_from_cos(X, means, means @ X.T, rho, family)[0].T
 
 
 def _separated(state: EMState, estep: tuple) -> bool:
@@ -267,7 +267,7 @@ class SphericalMixture(BaseEstimator):
     def component_log_density(self, X: np.ndarray) -> np.ndarray:
         """(n, K') matrix of log f(x_i | μ_k, ρ_k), without the weights (SPEC §4, §6)."""
         X = self._checked(X)
-        return log_density_from_cos(X, self.means_, (X @ self.means_.T).T,
+        return log_density_from_cos(X, self.means_, self.means_ @ X.T,
                                     self.concentrations_, self.family)[0].T
 
     def _weighted(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -41,7 +41,8 @@ Float32. A float32 dot product errs by ≈ 1e-7 in μᵀx, which the log density
 2βρ/q ≈ d/q: harmless for the posteriors of ordinary points (≈ 1e-4 nats for d = 384,
 q ≈ 0.5), fatal near a collapse (measured: the EM then stalls ρ near 1 − 1e-4 and the
 log-likelihood goes down). ``precision="mixed"`` (default) therefore uses float32 only inside
-the two products and repairs what they cannot resolve: q < ``Q_DIRECT_MIXED`` is recomputed
+the two products (entries below ``FLUSH_BELOW`` flushed to 0 in its copy of X) and repairs
+what they cannot resolve: q < ``Q_DIRECT_MIXED`` is recomputed
 directly in float64, the sums v_k of tight components (1 − r < ``TIGHT``, where ρ hangs on
 1 − r) are redone in float64, and the returned parameters are evaluated in float64 (loglik_,
 labels_, every public method). Its trace is monotone up to ≈ 1e-7 relative, below the stopping
@@ -74,6 +75,12 @@ Q_DIRECT_MIXED = 0.05
 LOG_POSTERIOR_FLOOR = -60.0
 ANNEAL_START = 20.0  # annealing starts at γ = ANNEAL_START / β
 SEPARATED = 0.9  # share of unambiguous points (max posterior ≥ 0.999) of separated clusters
+#: float32 entries below this are set to 0: products with them give subnormal numbers, which
+#: slow the float32 products (measured: 10–15% of their time on the dev corpus, whose MiniLM
+#: embeddings have two dimensions ≈ 1e-33 in every row); the change, < 1e-8 per entry, is
+#: below float32's own rounding of a cosine (≈ 1e-7)
+FLUSH_BELOW = 1e-8
+TRANSPOSED_BYTES = 5 << 19  # X (float32) is also kept transposed up to 2.5 MB (see EMData)
 PAD = 16  # float32 products run faster with the component count padded to a multiple of this
 
 
@@ -98,13 +105,13 @@ def log_density_from_cos(X: np.ndarray, means: np.ndarray, cos: np.ndarray, rho:
     """
     a, b = family_exponents(family, X.shape[1])
     rho_ = np.asarray(rho)[..., None]
-    q = cos.astype(np.float64, order="C")  # gathered once: faster than a strided multiply
+    q = cos.astype(np.float64, order="C")  # a transposed cos is gathered here, once
     q *= -2.0 * rho_
     q += 1.0 + rho_ * rho_  # errs by ≈ 1e-16 absolute, as 1 − μᵀx itself does
     # q ≥ (1 − ρ)², so only components with (1 − ρ)² < q_direct can have such points
-    near = (np.nonzero(q < q_direct) if np.any((1.0 - rho_) ** 2 < q_direct)
-            and q.min() < q_direct else (np.empty(0, dtype=int),))
-    if near[0].size:
+    hot = np.asarray(rho) > 1.0 - np.sqrt(q_direct)
+    if hot.any() and q[hot].min() < q_direct:
+        near = np.nonzero(q < q_direct)
         comp, rows = near[:-1], near[-1]
         diff = X[rows] - np.asarray(rho)[comp][:, None] * means[comp]
         q[near] = np.einsum("ij,ij->i", diff, diff)
@@ -144,7 +151,9 @@ class EMState:
         self.n_collapsed = np.zeros(weights.shape[0], dtype=int)  # collapsed and dropped
 
     def log_weights(self) -> np.ndarray:
-        return np.log(self.weights, out=np.full(self.weights.shape, -np.inf), where=self.active)
+        out = np.empty(self.weights.shape)
+        out.fill(-np.inf)
+        return np.log(self.weights, out=out, where=self.active)
 
     def take(self, runs: np.ndarray) -> EMState:
         """The runs ``runs`` (indices) as a state of their own."""
@@ -168,19 +177,33 @@ class EMData:
     def __init__(self, X: np.ndarray, precision: str) -> None:
         self.X = X
         self.Xp = X.astype(np.float32) if precision == "mixed" else X
+        if self.Xp is not X:  # flushed: see FLUSH_BELOW
+            self.Xp[np.abs(self.Xp) < FLUSH_BELOW] = 0.0
+        # a transposed copy (d, n) gives the cosines component-major, as the E-step uses them
+        # (3% of an iteration on the dev corpus, 1.9 MB); for larger X streaming a second copy
+        # costs more than transposing the (n, K) product (measured at 3.1 MB and above)
+        self.XTp = (np.ascontiguousarray(self.Xp.T)
+                    if self.Xp is not X and self.Xp.nbytes <= TRANSPOSED_BYTES else None)
         self.q_direct = Q_DIRECT if self.Xp is X else Q_DIRECT_MIXED
-        self._xt = torch.from_numpy(self.Xp) if torch is not None and self.Xp is not X else None
+        use_torch = torch is not None and self.Xp is not X
+        self._xt = torch.from_numpy(self.Xp) if use_torch else None
+        self._xtt = torch.from_numpy(self.XTp) if use_torch and self.XTp is not None else None
 
     def operand_rows(self, m: int) -> int:
         """Rows of the float32 operand that holds m component rows (zero padding)."""
         return m if self._xt is not None else -(-m // PAD) * PAD
 
     def cosines(self, rows: np.ndarray) -> np.ndarray:
-        """Xp · rowsᵀ in the products' precision, (n, ≥ m) for rows (m, d)."""
+        """rows · Xpᵀ in the products' precision, (≥ m, n) for rows (m, d), component-major
+        (a transposed view when X has no transposed copy)."""
+        if self._xtt is not None:
+            return (torch.from_numpy(rows.astype(np.float32)) @ self._xtt).numpy()
         if self._xt is not None:
             r = torch.from_numpy(np.ascontiguousarray(rows.T, dtype=np.float32))  # (d, m):
-            return (self._xt @ r).numpy()  # faster than a transposed view (measured)
-        return self.Xp @ padded_rows(rows, self.Xp.dtype).T
+            return (self._xt @ r).numpy().T  # faster than a transposed view (measured)
+        if self.XTp is not None:
+            return padded_rows(rows, self.Xp.dtype) @ self.XTp
+        return (self.Xp @ padded_rows(rows, self.Xp.dtype).T).T
 
     def sums(self, s: np.ndarray) -> np.ndarray:
         """s · Xp for float32 s (operand_rows(m), n), in float64, (operand_rows(m), d)."""
@@ -194,7 +217,7 @@ def e_step(data: EMData, state: EMState, family: str, cos: np.ndarray | None = N
            exact: bool = False, temper: float = 1.0):
     """Per-point log-likelihood (B, n), posteriors (B, K, n) and q (B, K, n) of the state.
 
-    ``cos`` = X·Mᵀ (n, B·K) when already computed; ``exact`` forces the float64 product;
+    ``cos`` = M·Xᵀ (≥ B·K, n) when already computed; ``exact`` forces the float64 product;
     ``temper`` = γ < 1 gives the annealed posteriors ∝ (π f)^γ (the log-likelihood stays the
     true one).
     """
@@ -203,8 +226,8 @@ def e_step(data: EMData, state: EMState, family: str, cos: np.ndarray | None = N
     B, K, _ = state.means.shape
     if cos is None:
         rows = state.means.reshape(B * K, d)
-        cos = X @ rows.T if exact or data.Xp is data.X else data.cosines(rows)
-    logp, q = log_density_from_cos(data.X, state.means, cos.T[:B * K].reshape(B, K, n), state.rho,
+        cos = rows @ X.T if exact or data.Xp is data.X else data.cosines(rows)
+    logp, q = log_density_from_cos(data.X, state.means, cos[:B * K].reshape(B, K, n), state.rho,
                                    family, state.log_weights(),
                                    Q_DIRECT if exact else data.q_direct)
     true_lse = _logsumexp(logp) if temper != 1.0 else None
@@ -213,10 +236,8 @@ def e_step(data: EMData, state: EMState, family: str, cos: np.ndarray | None = N
     top = logp.max(axis=1)
     logp -= top[:, None]
     post = _floored_exp(logp)  # floored: subnormal numbers would slow the next product
-    post -= POSTERIOR_FLOOR  # ten-fold; the floor (mass ≈ 1e-26) then becomes exact zeros,
-    # which make that product 1.6× faster (measured)
     total = post.sum(axis=1)
-    post /= total[:, None]
+    post *= (1.0 / total)[:, None]
     lse = top + np.log(total) if true_lse is None else true_lse
     return lse, post, q
 
@@ -228,10 +249,6 @@ def _floored_exp(logp: np.ndarray) -> np.ndarray:
         return logp
     np.maximum(logp, LOG_POSTERIOR_FLOOR, out=logp)
     return np.exp(logp, out=logp)
-
-
-#: exp(LOG_POSTERIOR_FLOOR) as ``_floored_exp`` rounds it, so that floored posteriors become 0
-POSTERIOR_FLOOR = float(_floored_exp(np.full(64, LOG_POSTERIOR_FLOOR))[0])
 
 
 def padded_rows(rows: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -286,15 +303,15 @@ def m_step(data: EMData, post: np.ndarray, q: np.ndarray, state: EMState, family
         rho = solve_concentration(norm_v / safe_w, a * mass / (b * safe_w))
         state.means = np.where(update[..., None], means, state.means)
         state.rho = np.where(update, rho, state.rho)
-    weights = np.where(state.active, mass / n, 0.0)
+    weights = mass / n  # inactive components keep weight 0 through ``active``
     state.active = state.active & (weights > 0) & (weights >= min_weight)
-    if state.drop_collapsed:
+    if state.drop_collapsed and state.rho.max() >= RHO_MAX:
         collapsed = state.active & (state.rho >= RHO_MAX)
-        if collapsed.any():
-            state.n_collapsed += collapsed.sum(axis=1)
-            state.active &= ~collapsed
+        state.n_collapsed += collapsed.sum(axis=1)
+        state.active &= ~collapsed
     weights[~state.active] = 0.0
-    state.weights = weights / weights.sum(axis=1, keepdims=True)
+    weights /= weights.sum(axis=1, keepdims=True)
+    state.weights = weights
 
 
 def run_em(data: EMData, state: EMState, family: str, *, max_steps: int, tol: float,
@@ -365,13 +382,13 @@ def initial_state(data: EMData, starts: Starts, family: str):
     seeds = starts.means
     B, K, _ = seeds.shape
     rows = seeds.reshape(B * K, d)
-    cos = data.Xp @ rows.T if data.Xp is data.X else data.cosines(rows)  # (n, ≥ B·K)
+    cos = rows @ data.X.T if data.Xp is data.X else data.cosines(rows)  # (≥ B·K, n)
     counts, resultant = starts.sizes.copy(), starts.resultants.copy()
     for run in np.flatnonzero(np.isnan(counts[:, 0])):
-        block = cos[:, run * K:(run + 1) * K]
-        labels = block.argmax(axis=1)
+        block = cos[run * K:(run + 1) * K]
+        labels = block.argmax(axis=0)
         counts[run] = np.bincount(labels, minlength=K)
-        nearest = block[np.arange(n), labels].astype(np.float64)
+        nearest = block[labels, np.arange(n)].astype(np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
             resultant[run] = np.bincount(labels, weights=nearest, minlength=K) / counts[run]
     a, beta = family_exponents(family, d)

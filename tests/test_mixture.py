@@ -416,3 +416,38 @@ def test_sampled_t_follows_the_density(family, d, rho):
 def test_pkb_envelope_is_efficient(d):
     for rho in (0.1, 0.5, 0.9, 0.99):
         assert math.exp(pkb_envelope(rho, d)[2]) < 6.0  # expected proposals per draw
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("transposed", [True, False])
+def test_numpy_products_fit_the_same_mixture_as_torch(family, transposed, monkeypatch):
+    """Without torch the float32 products run through numpy (zero-padded component rows), with
+    or without the transposed copy of X: the fit must match the torch one to float32 noise."""
+    from neswap_core import mixture_em
+
+    X, _ = overlapping_data(family)
+    if not transposed:
+        monkeypatch.setattr(mixture_em, "TRANSPOSED_BYTES", 0)
+    kw = dict(min_weight=0.0, init="random", n_init=1, tol=0, max_iter=30, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        with_torch = SphericalMixture(family, 4, **kw).fit(X)
+        assert (mixture_em.EMData(X, "mixed").XTp is not None) == transposed
+        monkeypatch.setattr(mixture_em, "torch", None)
+        plain = SphericalMixture(family, 4, **kw).fit(X)
+    assert plain.loglik_ == pytest.approx(with_torch.loglik_, rel=1e-7)
+    assert np.allclose(plain.means_, with_torch.means_, atol=1e-4)
+
+
+def test_float32_copy_flushes_entries_below_its_resolution():
+    """Entries ≈ 1e-33 (MiniLM has two such dimensions) would make the float32 products run on
+    subnormal numbers: the float32 copy sets them to 0, the float64 data keeps them."""
+    from neswap_core.mixture_em import FLUSH_BELOW, EMData
+
+    rng = np.random.default_rng(3)
+    X = unit(rng.standard_normal((50, 8)))
+    X[:, 2] = 1e-33
+    data = EMData(X, "mixed")
+    assert np.all(data.Xp[:, 2] == 0) and np.all(data.X[:, 2] == 1e-33)
+    assert np.all(np.abs(data.Xp - X) <= np.maximum(FLUSH_BELOW, 1e-7 * np.abs(X)))
+    assert EMData(X, "float64").Xp is X
