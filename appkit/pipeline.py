@@ -36,7 +36,7 @@ from neswap_core.pipeline import (
     sentence_distances,
     tag_entities,
 )
-from neswap_core.releases import ReleaseContext, Sweep
+from neswap_core.release.releases import ReleaseContext, Sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "data" / "sample"
@@ -51,14 +51,14 @@ def digest(value: Any) -> str:
 # --- models ---------------------------------------------------------------------------------------
 @st.cache_resource(show_spinner="Loading the sentence-embedding model (all-MiniLM-L6-v2)…")
 def embedder():
-    from neswap_core.embedding import Embedder
+    from neswap_core.models.embedding import Embedder
 
     return Embedder(DEFAULT_EMBEDDING_MODEL, CACHE_DIR)
 
 
 @st.cache_resource(show_spinner="Loading the spaCy English pipeline…")
 def ner_model():
-    from neswap_core.entities import load_ner
+    from neswap_core.text.entities import load_ner
 
     return load_ner(DEFAULT_SPACY_MODEL)
 
@@ -82,7 +82,7 @@ def unpack_uploads(payload: bytes) -> list[tuple[str, bytes]]:
 @st.cache_data(show_spinner="Reading the corpus…", max_entries=8)
 def load_source(source: str, protect: str, _payload: bytes | None = None) -> Corpus:
     """The corpus named by ``source`` ("sample" or "upload:<sha>" with its payload)."""
-    from neswap_core.loading import load_corpus, load_uploaded
+    from neswap_core.text.loading import load_corpus, load_uploaded
 
     if source == "sample":
         return load_corpus(SAMPLE_DIR, protect=protect)
@@ -110,7 +110,7 @@ def tagged_chunks(source: str, protect: str, threshold: float, label_map_key: st
 
 @st.cache_data(show_spinner="Applying your entity corrections…", max_entries=16)
 def corrected_chunks(chunks_key: str, corrections_key: str, _chunks: list[Chunk], _corrections: list) -> list[Chunk]:
-    from neswap_core.entities import apply_corrections
+    from neswap_core.text.entities import apply_corrections
 
     return apply_corrections(_chunks, _corrections) if _corrections else list(_chunks)
 
@@ -197,7 +197,7 @@ class Stage:
                              digest(cfg.label_map), self.clean(), self.chunked(), cfg.label_map)
 
     def corrections(self) -> list:
-        from neswap_core.entities import EntityCorrection
+        from neswap_core.text.entities import EntityCorrection
 
         return [EntityCorrection(action=c["action"], category=c["category"], text=c["text"],
                                  chunk_id=c["chunk_id"]) for c in self.workspace.corrections()]

@@ -18,8 +18,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from neswap_core.config import PAPER_POPULATIONS
-from neswap_core.frontier import choose_release, describe_release, frontier_mask
-from neswap_core.grid import frontier_winner, hyperparameter_grid
+from neswap_core.release.frontier import choose_release, describe_release, frontier_mask
+from neswap_core.release.grid import frontier_winner, hyperparameter_grid
 
 #: A colour-blind-safe qualitative palette (Tableau 10) for the category combinations J.
 COMBINATION_PALETTE = (

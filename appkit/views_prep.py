@@ -25,7 +25,7 @@ from neswap_core.config import (
 )
 from neswap_core.corpus import Chunk, Corpus
 from neswap_core.errors import CorpusError
-from neswap_core.loading import load_uploaded
+from neswap_core.text.loading import load_uploaded
 
 #: Metadata column every loaded document has, so loading with it never fails on ``protect``.
 ID_COLUMN = "doc_id"

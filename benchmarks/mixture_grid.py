@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import mixture_vs_spheroids as bench  # noqa: E402  (also puts the repo on sys.path)
 
 from neswap_core.config import PAPER_FAMILIES, PAPER_KS, PAPER_MIN_WEIGHTS  # noqa: E402
-from neswap_core.mixture import SphericalMixture  # noqa: E402
+from neswap_core.models.mixture import SphericalMixture  # noqa: E402
 
 
 def main(args: argparse.Namespace) -> int:

@@ -26,9 +26,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 DATA = REPO / "benchmarks" / ".data"
 
-from neswap_core.mixture import SphericalMixture  # noqa: E402
-from neswap_core.mixture_em import EMData, EMState, e_step, run_em  # noqa: E402
-from neswap_core.mixture_init import prepare_embeddings  # noqa: E402
+from neswap_core.models.mixture import SphericalMixture  # noqa: E402
+from neswap_core.models.mixture_em import EMData, EMState, e_step, run_em  # noqa: E402
+from neswap_core.models.mixture_init import prepare_embeddings  # noqa: E402
 
 
 def load(name: str) -> tuple[np.ndarray, int]:

@@ -85,8 +85,8 @@ sys.path.insert(0, str(REPO))
 from sklearn.metrics import adjusted_rand_score  # noqa: E402
 
 from neswap_core.errors import NeswapError  # noqa: E402
-from neswap_core.mixture import SphericalMixture  # noqa: E402
-from neswap_core.mixture_init import INITS  # noqa: E402
+from neswap_core.models.mixture import SphericalMixture  # noqa: E402
+from neswap_core.models.mixture_init import INITS  # noqa: E402
 
 MAX_ITER, TOL = 100, 1e-6
 

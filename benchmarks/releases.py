@@ -34,10 +34,10 @@ def main() -> int:
         return 0
     from neswap_core.analysis import fit_mixture, release_inputs
     from neswap_core.config import PAPER_POPULATIONS, RunConfig
-    from neswap_core.embedding import Embedder
-    from neswap_core.grid import frontier_winner
+    from neswap_core.models.embedding import Embedder
+    from neswap_core.release.grid import frontier_winner
     from neswap_core.pipeline import prepare_path
-    from neswap_core.releases import ReleaseContext, sweep_releases
+    from neswap_core.release.releases import ReleaseContext, sweep_releases
 
     cfg = RunConfig(corpus=args.corpus, cache_dir=args.cache_dir)
     embedder = Embedder(cfg.embedding_model, cfg.cache_dir)

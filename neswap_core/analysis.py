@@ -21,10 +21,10 @@ import pandas as pd
 from .config import RunConfig
 from .corpus import Chunk
 from .errors import FitError
-from .frontier import TradeOffChoice, choose_release, describe_release, frontier_mask
-from .mixture import SphericalMixture
-from .releases import ReleaseContext, Sweep, sweep_releases
-from .rewrite import apply_roles
+from .release.frontier import TradeOffChoice, choose_release, describe_release, frontier_mask
+from .models.mixture import SphericalMixture
+from .release.releases import ReleaseContext, Sweep, sweep_releases
+from .release.rewrite import apply_roles
 
 Progress = Callable[[float, str], None]
 

@@ -54,7 +54,7 @@ def _write_json(path: Path, payload) -> None:
 def cmd_prepare(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from .export import chunks_frame
+    from .release.export import chunks_frame
     from .pipeline import prepare_path
 
     corpus = args.corpus or str(SAMPLE_CORPUS)
@@ -100,10 +100,10 @@ def cmd_prepare(args: argparse.Namespace) -> int:
 
 def cmd_release(args: argparse.Namespace) -> int:
     from .analysis import run_analysis
-    from .embedding import Embedder
-    from .export import corpus_files, document_texts, package_versions, write_files
+    from .models.embedding import Embedder
+    from .release.export import corpus_files, document_texts, package_versions, write_files
     from .pipeline import prepare_path
-    from .swapping import apply_swaps, swap_log
+    from .release.swapping import apply_swaps, swap_log
 
     config = RunConfig.load(args.config) if args.config else RunConfig(corpus=str(SAMPLE_CORPUS))
     if args.out:
@@ -114,7 +114,7 @@ def cmd_release(args: argparse.Namespace) -> int:
         prepared = prepare_path(config.corpus, config, embedder=embedder, progress=bar)
     finally:
         bar.close()
-    from .loading import check_swappable
+    from .text.loading import check_swappable
 
     check_swappable(prepared.raw)
     bar = _Bar("releases")

@@ -17,11 +17,11 @@ import numpy as np
 import pandas as pd
 
 from .config import CATEGORIES, RunConfig
-from .contingency import contingency_table
+from .text.contingency import contingency_table
 from .corpus import Chunk, Corpus, chunk_id
-from .identifiers import suppress_corpus
-from .loading import load_corpus
-from .presentation import extract_presentations
+from .text.identifiers import suppress_corpus
+from .text.loading import load_corpus
+from .text.presentation import extract_presentations
 
 Progress = Callable[[float, str], None]
 
@@ -47,7 +47,7 @@ def sentence_distances(corpus: Corpus, embedder, buffer: int):
 
     The result answers "how many chunks at threshold t" for any t without embedding again.
     """
-    from .chunking import chunk_corpus
+    from .text.chunking import chunk_corpus
 
     docs = [(d.doc_id, d.text) for d in corpus.documents]
     return chunk_corpus(docs, embedder.encode, buffer=buffer)
@@ -77,7 +77,7 @@ def tag_entities(
     """
     from dataclasses import replace
 
-    from .entity_cache import EntityCache, pipeline_fingerprint
+    from .text.entity_cache import EntityCache, pipeline_fingerprint
 
     cache = EntityCache(cache_dir, pipeline_fingerprint(nlp, label_map))
     spans = cache.extract([c.text for c in chunks], nlp, label_map)
@@ -150,8 +150,8 @@ def prepare(
     progress: Progress | None = None,
 ) -> Prepared:
     """Run the whole preprocessing chain on a loaded corpus (SPEC §1–§2)."""
-    from .embedding import Embedder
-    from .entities import apply_corrections, load_ner
+    from .models.embedding import Embedder
+    from .text.entities import apply_corrections, load_ner
 
     config = config or RunConfig()
     timings: dict[str, float] = {}

@@ -17,7 +17,7 @@ from appkit.views_prep import (
 from appkit.widgets import user_errors
 from neswap_core.config import DEFAULT_PROTECT
 from neswap_core.errors import CorpusError
-from neswap_core.loading import check_swappable
+from neswap_core.text.loading import check_swappable
 
 st.title("1 · Corpus")
 st.markdown(

@@ -9,7 +9,7 @@ from appkit import views_release as vr
 from appkit.state import current, save_settings
 from appkit.widgets import user_errors
 from neswap_core.config import PAPER_POPULATIONS
-from neswap_core.frontier import choose_release, frontier_mask
+from neswap_core.release.frontier import choose_release, frontier_mask
 
 st.title("5 · Risk–utility frontier")
 st.markdown(

@@ -6,7 +6,7 @@ from appkit import views_frontier as vf
 from appkit import views_release as vr
 from appkit.state import current, run_config
 from appkit.widgets import user_errors
-from neswap_core.frontier import choose_release
+from neswap_core.release.frontier import choose_release
 
 st.title("6 · Export")
 st.markdown(

@@ -18,7 +18,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from neswap_core.config import RunConfig
-from neswap_core.frontier import choose_release, describe_release
+from neswap_core.release.frontier import choose_release, describe_release
 from neswap_core.store import Workspace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -162,7 +162,7 @@ def test_sliders_never_refit_or_reembed(workspace, monkeypatch):
         raise AssertionError("a slider change refitted, re-embedded or re-swept")
 
     import appkit.pipeline as pipeline
-    from neswap_core.embedding import Embedder
+    from neswap_core.models.embedding import Embedder
 
     for name in ("fit_mixture", "embed_chunks", "sweep_for_config", "tag_entities"):
         monkeypatch.setattr(pipeline, name, forbidden)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neswap_core.chunking import (
+from neswap_core.text.chunking import (
     breakpoints_for,
     chunk_corpus,
     chunk_spans,
@@ -20,7 +20,7 @@ from neswap_core.chunking import (
     sentence_groups,
 )
 from neswap_core.errors import ConfigError, NeswapError
-from neswap_core.sentences import split_sentences
+from neswap_core.text.sentences import split_sentences
 
 SAMPLE_DOCS = Path(__file__).resolve().parents[1] / "data" / "sample" / "docs"
 
@@ -248,7 +248,7 @@ def test_chunk_spans_respects_given_breakpoints():
 @pytest.mark.slow
 def test_real_model_on_a_sample_document():
     """MiniLM on a bundled transcript: properties hold and the chunk count is plausible."""
-    from neswap_core.embedding import Embedder
+    from neswap_core.models.embedding import Embedder
 
     text = (SAMPLE_DOCS / "NYT_q3_2021.txt").read_text(encoding="utf-8")
     embedder = Embedder(cache_dir=None)

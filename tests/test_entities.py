@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from neswap_core import config
-from neswap_core.contingency import contingency_table
+from neswap_core.text.contingency import contingency_table
 from neswap_core.corpus import Chunk, EntitySpan
-from neswap_core.entities import (
+from neswap_core.text.entities import (
     EntityCorrection,
     add_gazetteer,
     annotate_chunks,

@@ -3,8 +3,8 @@
 import pytest
 
 from neswap_core.config import DEFAULT_LABEL_MAP
-from neswap_core.entities import add_gazetteer, extract_entities, load_ner
-from neswap_core.entity_cache import EntityCache, EntityCacheWarning, pipeline_fingerprint
+from neswap_core.text.entities import add_gazetteer, extract_entities, load_ner
+from neswap_core.text.entity_cache import EntityCache, EntityCacheWarning, pipeline_fingerprint
 
 TEXTS = ["Apple opened a store in Paris in March 2021.", "[Company Name] sold Widgets to Walmart.", ""]
 

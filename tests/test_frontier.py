@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from neswap_core.errors import ConfigError
-from neswap_core.frontier import choose_release, describe_release, frontier_mask
+from neswap_core.release.frontier import choose_release, describe_release, frontier_mask
 
 
 def brute_force_frontier(du, dr):

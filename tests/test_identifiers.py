@@ -11,14 +11,14 @@ from hypothesis import strategies as st
 
 from neswap_core.config import COMPANY_PLACEHOLDER, PLACEHOLDER_PATTERN, URL_PLACEHOLDER
 from neswap_core.corpus import Corpus, Document
-from neswap_core.identifiers import (
+from neswap_core.text.identifiers import (
     derive_aliases,
     document_aliases,
     suppress_corpus,
     suppress_identifiers,
 )
-from neswap_core.loading import load_corpus
-from neswap_core.presentation import extract_presentations
+from neswap_core.text.loading import load_corpus
+from neswap_core.text.presentation import extract_presentations
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "corpus"

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from neswap_core.errors import CorpusError
-from neswap_core.loading import check_swappable, decode_text, load_corpus, load_uploaded
+from neswap_core.text.loading import check_swappable, decode_text, load_corpus, load_uploaded
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample"

@@ -19,7 +19,7 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.metrics import adjusted_rand_score
 
 from neswap_core.errors import ConfigError, FitError
-from neswap_core.mixture import (
+from neswap_core.models.mixture import (
     ANNEAL_STEPS,
     RHO_MAX,
     MixtureWarning,
@@ -28,7 +28,7 @@ from neswap_core.mixture import (
     log_density,
     solve_concentration,
 )
-from neswap_core.mixture_sampling import (
+from neswap_core.models.mixture_sampling import (
     pkb_envelope,
     sample_mixture,
     sample_pkb,
@@ -423,7 +423,7 @@ def test_pkb_envelope_is_efficient(d):
 def test_numpy_products_fit_the_same_mixture_as_torch(family, transposed, monkeypatch):
     """Without torch the float32 products run through numpy (zero-padded component rows), with
     or without the transposed copy of X: the fit must match the torch one to float32 noise."""
-    from neswap_core import mixture_em
+    from neswap_core.models import mixture_em
 
     X, _ = overlapping_data(family)
     if not transposed:
@@ -442,7 +442,7 @@ def test_numpy_products_fit_the_same_mixture_as_torch(family, transposed, monkey
 def test_float32_copy_flushes_entries_below_its_resolution():
     """Entries ≈ 1e-33 (MiniLM has two such dimensions) would make the float32 products run on
     subnormal numbers: the float32 copy sets them to 0, the float64 data keeps them."""
-    from neswap_core.mixture_em import FLUSH_BELOW, EMData
+    from neswap_core.models.mixture_em import FLUSH_BELOW, EMData
 
     rng = np.random.default_rng(3)
     X = unit(rng.standard_normal((50, 8)))

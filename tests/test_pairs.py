@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from neswap_core.contingency import cell_value
+from neswap_core.text.contingency import cell_value
 from neswap_core.corpus import Chunk, EntitySpan
 from neswap_core.errors import ConfigError, CorpusError
-from neswap_core.pairs import (
+from neswap_core.release.pairs import (
     PairCodes,
     PairSampler,
     count_valid_pairs,

@@ -15,7 +15,7 @@ from scipy.optimize import minimize
 from scipy.special import gammaln
 
 from neswap_core.errors import FitError
-from neswap_core.pitman import (
+from neswap_core.models.pitman import (
     PitmanEstimator,
     PitmanWarning,
     _digamma_diff,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from neswap_core.corpus import Corpus, Document
-from neswap_core.loading import load_corpus
-from neswap_core.presentation import (
+from neswap_core.text.loading import load_corpus
+from neswap_core.text.presentation import (
     extract_presentation,
     extract_presentations,
     is_company_side,

@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 from neswap_core.config import CATEGORIES
-from neswap_core.contingency import cell_keys
+from neswap_core.text.contingency import cell_keys
 from neswap_core.errors import ConfigError, FitError
-from neswap_core.pitman import PitmanEstimator, PitmanWarning, expected_population_uniques
-from neswap_core.risk import (
+from neswap_core.models.pitman import PitmanEstimator, PitmanWarning, expected_population_uniques
+from neswap_core.release.risk import (
     RiskProfile,
     disclosure_risk,
     disclosure_risk_path,

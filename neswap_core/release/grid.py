@@ -14,10 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .config import PAPER_FAMILIES, PAPER_KS, PAPER_MIN_WEIGHTS, PAPER_POPULATIONS
-from .corpus import Chunk
+from ..config import PAPER_FAMILIES, PAPER_KS, PAPER_MIN_WEIGHTS, PAPER_POPULATIONS
+from ..corpus import Chunk
 from .frontier import choose_release, frontier_mask
-from .mixture import SphericalMixture
+from ..models.mixture import SphericalMixture
 from .releases import ReleaseContext, Sweep, sweep_releases
 
 Progress = Callable[[float, str], None]

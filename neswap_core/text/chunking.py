@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .config import DEFAULT_BUFFER, DEFAULT_THRESHOLD
-from .errors import ConfigError, NeswapError
+from ..config import DEFAULT_BUFFER, DEFAULT_THRESHOLD
+from ..errors import ConfigError, NeswapError
 from .sentences import Span, split_sentences
 
 #: Any function mapping a list of texts to an (n, d) array of unit vectors.

@@ -31,8 +31,8 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
-from .config import DEFAULT_FAMILY, DEFAULT_K, DEFAULT_MIN_WEIGHT
-from .errors import ConfigError, FitError
+from ..config import DEFAULT_FAMILY, DEFAULT_K, DEFAULT_MIN_WEIGHT
+from ..errors import ConfigError, FitError
 from .mixture_em import (
     RHO_MAX,
     SEPARATED,

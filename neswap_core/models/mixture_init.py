@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import FitError
+from ..errors import FitError
 
 UNIT_TOL = 1e-5
 INITS: tuple[str, ...] = ("auto", "denoised-kmeans++", "kmeans++", "random")

@@ -18,9 +18,9 @@ from typing import Any
 
 import pandas as pd
 
-from .config import CATEGORIES
-from .contingency import cell_value
-from .corpus import Chunk, Corpus
+from ..config import CATEGORIES
+from ..text.contingency import cell_value
+from ..corpus import Chunk, Corpus
 
 #: Packages whose versions decide the numbers of a run (recorded in every report).
 VERSIONED_PACKAGES = (
@@ -41,7 +41,7 @@ VERSIONED_PACKAGES = (
 
 def package_versions() -> dict[str, str]:
     """Installed versions of the packages that determine a run's output, plus Python."""
-    from . import __version__
+    from .. import __version__
 
     out = {"python": platform.python_version(), "neswap": __version__}
     for name in VERSIONED_PACKAGES[1:]:

@@ -23,7 +23,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import digamma, gammaln, zeta
 
-from .errors import FitError
+from ..errors import FitError
 
 FitStatus = Literal[
     "ok",  # interior MLE, Newton converged

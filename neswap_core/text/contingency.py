@@ -10,8 +10,8 @@ from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
-from .config import CATEGORIES
-from .corpus import Chunk
+from ..config import CATEGORIES
+from ..corpus import Chunk
 
 EMPTY = ""
 JOINER = " & "

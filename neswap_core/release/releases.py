@@ -21,10 +21,10 @@ import numpy as np
 import pandas as pd
 
 from . import risk as risk_mod
-from .config import DEFAULT_COMBINATION_SIZE, DEFAULT_DRAWS, DEFAULT_MAX_SWAPS
-from .contingency import contingency_table
-from .corpus import Chunk
-from .errors import ConfigError
+from ..config import DEFAULT_COMBINATION_SIZE, DEFAULT_DRAWS, DEFAULT_MAX_SWAPS
+from ..text.contingency import contingency_table
+from ..corpus import Chunk
+from ..errors import ConfigError
 from .swapping import SwapRun, swap_sequence
 from .utility import UtilityBaseline, data_utility, utility_baseline, utility_deltas
 

@@ -38,8 +38,8 @@ from functools import lru_cache
 
 import pandas as pd
 
-from .config import COMPANY_PLACEHOLDER, EXECUTIVE_PLACEHOLDER, PLACEHOLDER_PATTERN, URL_PLACEHOLDER
-from .corpus import Corpus
+from ..config import COMPANY_PLACEHOLDER, EXECUTIVE_PLACEHOLDER, PLACEHOLDER_PATTERN, URL_PLACEHOLDER
+from ..corpus import Corpus
 
 # --- word lists -------------------------------------------------------------------------------
 #: Capitalised words that are also ordinary English words: never a one-word derived alias, and

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .config import DEFAULT_MAX_SWAPS
-from .corpus import Chunk
-from .errors import ConfigError, CorpusError, NeswapError
+from ..config import DEFAULT_MAX_SWAPS
+from ..corpus import Chunk
+from ..errors import ConfigError, CorpusError, NeswapError
 from .pairs import (
     PairCodes,
     PairSampler,

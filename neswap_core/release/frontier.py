@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 #: Slack for float comparisons of DR against the line: values are proportions in [0, 1].
 LINE_TOLERANCE = 1e-12

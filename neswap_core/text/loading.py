@@ -35,9 +35,9 @@ from pathlib import Path, PurePath
 
 import pandas as pd
 
-from .config import DEFAULT_PROTECT
-from .corpus import Corpus, Document
-from .errors import CorpusError
+from ..config import DEFAULT_PROTECT
+from ..corpus import Corpus, Document
+from ..errors import CorpusError
 from .identifiers import document_aliases
 from .presentation import Participant, is_company_side, render_motleyfool, text_participants
 

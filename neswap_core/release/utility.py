@@ -18,7 +18,7 @@ from typing import Protocol
 
 import numpy as np
 
-from .errors import FitError
+from ..errors import FitError
 
 
 class FittedMixture(Protocol):

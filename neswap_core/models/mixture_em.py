@@ -64,7 +64,7 @@ try:  # MKL's float32 products; torch is installed for the embedding step (see E
 except ImportError:  # pragma: no cover - numpy's BLAS then
     torch = None
 
-from .errors import ConfigError
+from ..errors import ConfigError
 from .mixture_init import Starts
 from .mixture_sampling import FAMILIES
 

@@ -26,9 +26,9 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from .contingency import cell_keys
-from .errors import ConfigError, FitError
-from .pitman import (
+from ..text.contingency import cell_keys
+from ..errors import ConfigError, FitError
+from ..models.pitman import (
     FitStatus,
     PitmanEstimator,
     PitmanWarning,

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .corpus import EntitySpan
+from ..corpus import EntitySpan
 from .entities import extract_entities, validate_label_map
 
 MAX_SHARDS = 64

@@ -24,7 +24,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import betaln
 
-from .errors import FitError
+from ..errors import FitError
 
 FAMILIES: tuple[str, ...] = ("pkb", "scauchy")
 

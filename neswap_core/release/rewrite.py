@@ -22,15 +22,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from .config import (
+from ..config import (
     CATEGORIES,
     PLACEHOLDER_PATTERN,
     ROLES,
     SUPPRESSED_PLACEHOLDER,
     category_placeholder,
 )
-from .corpus import Chunk, EntitySpan
-from .errors import ConfigError, CorpusError
+from ..corpus import Chunk, EntitySpan
+from ..errors import ConfigError, CorpusError
 
 _PLACEHOLDER = re.compile(PLACEHOLDER_PATTERN)
 

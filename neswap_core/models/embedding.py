@@ -30,8 +30,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .config import DEFAULT_EMBEDDING_MODEL, EMBEDDING_PACKAGES
-from .errors import ConfigError, CorpusError, ModelMissingError, NeswapError
+from ..config import DEFAULT_EMBEDDING_MODEL, EMBEDDING_PACKAGES
+from ..errors import ConfigError, CorpusError, ModelMissingError, NeswapError
 
 MAX_SHARDS = 64
 _STALE_SECONDS = 600.0  # unfinished shard files older than this are leftovers of a crash

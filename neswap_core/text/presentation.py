@@ -37,8 +37,8 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from .corpus import Corpus, Document
-from .errors import CorpusError
+from ..corpus import Corpus, Document
+from ..errors import CorpusError
 
 # --- markers ----------------------------------------------------------------------------------
 _QA_HEADING = re.compile(

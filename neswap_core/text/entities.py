@@ -25,15 +25,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .config import (
+from ..config import (
     CATEGORIES,
     DEFAULT_LABEL_MAP,
     DEFAULT_SPACY_MODEL,
     PLACEHOLDER_PATTERN,
     SPACY_PACKAGES,
 )
-from .corpus import Chunk, EntitySpan, chunk_id
-from .errors import ConfigError, ModelMissingError, NeswapError
+from ..corpus import Chunk, EntitySpan, chunk_id
+from ..errors import ConfigError, ModelMissingError, NeswapError
 
 EXCLUDED_PIPES = ["tagger", "parser", "attribute_ruler", "lemmatizer", "senter"]
 PLACEHOLDER_LABEL = "NESWAP_PLACEHOLDER"

@@ -1,0 +1,1 @@
+"""Fitted models: sentence embeddings, spherical mixtures, the Pitman estimator (SPEC §4-§5)."""

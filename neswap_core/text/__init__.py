@@ -1,0 +1,1 @@
+"""Raw transcripts -> chunks, entity spans and z (SPEC §1-§2)."""
