@@ -16,8 +16,19 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from neswap_core.corpus import Chunk, Corpus
-from neswap_core.release.export import chunks_frame, corpus_files, document_texts, html_report, zip_files
-from neswap_core.release.frontier import TradeOffChoice, choose_release, describe_release, frontier_mask
+from neswap_core.release.export import (
+    chunks_frame,
+    corpus_files,
+    document_texts,
+    html_report,
+    zip_files,
+)
+from neswap_core.release.frontier import (
+    TradeOffChoice,
+    choose_release,
+    describe_release,
+    frontier_mask,
+)
 from neswap_core.release.releases import DrawResult, Sweep, evaluate_records
 from neswap_core.release.swapping import SwapRecord, swap_log
 

@@ -35,8 +35,8 @@ def main() -> int:
     from neswap_core.analysis import fit_mixture, release_inputs
     from neswap_core.config import PAPER_POPULATIONS, RunConfig
     from neswap_core.models.embedding import Embedder
-    from neswap_core.release.grid import frontier_winner
     from neswap_core.pipeline import prepare_path
+    from neswap_core.release.grid import frontier_winner
     from neswap_core.release.releases import ReleaseContext, sweep_releases
 
     cfg = RunConfig(corpus=args.corpus, cache_dir=args.cache_dir)

@@ -21,8 +21,8 @@ import pandas as pd
 from .config import RunConfig
 from .corpus import Chunk
 from .errors import FitError
-from .release.frontier import TradeOffChoice, choose_release, describe_release, frontier_mask
 from .models.mixture import SphericalMixture
+from .release.frontier import TradeOffChoice, choose_release, describe_release, frontier_mask
 from .release.releases import ReleaseContext, Sweep, sweep_releases
 from .release.rewrite import apply_roles
 

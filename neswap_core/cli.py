@@ -54,8 +54,8 @@ def _write_json(path: Path, payload) -> None:
 def cmd_prepare(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from .release.export import chunks_frame
     from .pipeline import prepare_path
+    from .release.export import chunks_frame
 
     corpus = args.corpus or str(SAMPLE_CORPUS)
     config = RunConfig(
@@ -101,8 +101,8 @@ def cmd_prepare(args: argparse.Namespace) -> int:
 def cmd_release(args: argparse.Namespace) -> int:
     from .analysis import run_analysis
     from .models.embedding import Embedder
-    from .release.export import corpus_files, document_texts, package_versions, write_files
     from .pipeline import prepare_path
+    from .release.export import corpus_files, document_texts, package_versions, write_files
     from .release.swapping import apply_swaps, swap_log
 
     config = RunConfig.load(args.config) if args.config else RunConfig(corpus=str(SAMPLE_CORPUS))

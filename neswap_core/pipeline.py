@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from .config import CATEGORIES, RunConfig
-from .text.contingency import contingency_table
 from .corpus import Chunk, Corpus, chunk_id
+from .text.contingency import contingency_table
 from .text.identifiers import suppress_corpus
 from .text.loading import load_corpus
 from .text.presentation import extract_presentations

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from neswap_core.errors import ConfigError, NeswapError
 from neswap_core.text.chunking import (
     breakpoints_for,
     chunk_corpus,
@@ -19,7 +20,6 @@ from neswap_core.text.chunking import (
     semantic_chunks,
     sentence_groups,
 )
-from neswap_core.errors import ConfigError, NeswapError
 from neswap_core.text.sentences import split_sentences
 
 SAMPLE_DOCS = Path(__file__).resolve().parents[1] / "data" / "sample" / "docs"

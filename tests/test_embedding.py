@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from neswap_core import config
+from neswap_core.errors import ConfigError, CorpusError, ModelMissingError, NeswapError
 from neswap_core.models import embedding
 from neswap_core.models.embedding import Embedder, EmbeddingCacheWarning, text_key
-from neswap_core.errors import ConfigError, CorpusError, ModelMissingError, NeswapError
 
 
 class FakeModel:

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from neswap_core import config
-from neswap_core.text.contingency import contingency_table
 from neswap_core.corpus import Chunk, EntitySpan
+from neswap_core.errors import ConfigError, ModelMissingError, NeswapError
+from neswap_core.text.contingency import contingency_table
 from neswap_core.text.entities import (
     EntityCorrection,
     add_gazetteer,
@@ -21,7 +22,6 @@ from neswap_core.text.entities import (
     placeholder_ranges,
     trim_entity,
 )
-from neswap_core.errors import ConfigError, ModelMissingError, NeswapError
 
 SAMPLE_DOCS = Path(__file__).resolve().parents[1] / "data" / "sample" / "docs"
 

@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from neswap_core.text.contingency import cell_value
 from neswap_core.corpus import Chunk, EntitySpan
 from neswap_core.errors import ConfigError, CorpusError
 from neswap_core.release.pairs import (
@@ -26,6 +25,7 @@ from neswap_core.release.pairs import (
     valid_degrees,
     valid_pairs_by_cluster,
 )
+from neswap_core.text.contingency import cell_value
 
 # --- helpers ---------------------------------------------------------------------------------
 

@@ -8,8 +8,8 @@ import pytest
 from neswap_core.analysis import ReleaseOutcome, release_inputs
 from neswap_core.corpus import Chunk, EntitySpan
 from neswap_core.errors import ConfigError
-from neswap_core.release.frontier import choose_release
 from neswap_core.models.mixture import SphericalMixture
+from neswap_core.release.frontier import choose_release
 from neswap_core.release.releases import (
     ReleaseContext,
     category_combinations,

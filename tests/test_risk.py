@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 
 from neswap_core.config import CATEGORIES
-from neswap_core.text.contingency import cell_keys
 from neswap_core.errors import ConfigError, FitError
 from neswap_core.models.pitman import PitmanEstimator, PitmanWarning, expected_population_uniques
 from neswap_core.release.risk import (
@@ -24,6 +23,7 @@ from neswap_core.release.risk import (
     pitman_table,
     sample_unique_mask,
 )
+from neswap_core.text.contingency import cell_keys
 
 J = ("Organization", "Person")
 

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from neswap_core.config import CATEGORIES, PLACEHOLDER_PATTERN, SUPPRESSED_PLACEHOLDER
-from neswap_core.text.contingency import cell_value
 from neswap_core.corpus import Chunk, EntitySpan
 from neswap_core.errors import ConfigError, CorpusError, NeswapError
 from neswap_core.release.rewrite import plan_exchange, rewrite_chunk, swap_pair
@@ -26,6 +25,7 @@ from neswap_core.release.swapping import (
     swap_log,
     swap_sequence,
 )
+from neswap_core.text.contingency import cell_value
 
 # --- corpus generator ------------------------------------------------------------------------
 

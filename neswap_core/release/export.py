@@ -19,8 +19,8 @@ from typing import Any
 import pandas as pd
 
 from ..config import CATEGORIES
-from ..text.contingency import cell_value
 from ..corpus import Chunk, Corpus
+from ..text.contingency import cell_value
 
 #: Packages whose versions decide the numbers of a run (recorded in every report).
 VERSIONED_PACKAGES = (

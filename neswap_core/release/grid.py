@@ -16,8 +16,8 @@ import pandas as pd
 
 from ..config import PAPER_FAMILIES, PAPER_KS, PAPER_MIN_WEIGHTS, PAPER_POPULATIONS
 from ..corpus import Chunk
-from .frontier import choose_release, frontier_mask
 from ..models.mixture import SphericalMixture
+from .frontier import choose_release, frontier_mask
 from .releases import ReleaseContext, Sweep, sweep_releases
 
 Progress = Callable[[float, str], None]

@@ -23,9 +23,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..config import CATEGORIES
-from ..text.contingency import cell_value
 from ..corpus import Chunk
 from ..errors import ConfigError, CorpusError
+from ..text.contingency import cell_value
 from .rewrite import validate_roles
 
 REQUIRE_OPTIONS: tuple[str, ...] = ("all", "any")

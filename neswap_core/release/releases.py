@@ -20,11 +20,11 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from . import risk as risk_mod
 from ..config import DEFAULT_COMBINATION_SIZE, DEFAULT_DRAWS, DEFAULT_MAX_SWAPS
-from ..text.contingency import contingency_table
 from ..corpus import Chunk
 from ..errors import ConfigError
+from ..text.contingency import contingency_table
+from . import risk as risk_mod
 from .swapping import SwapRun, swap_sequence
 from .utility import UtilityBaseline, data_utility, utility_baseline, utility_deltas
 

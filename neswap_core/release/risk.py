@@ -26,7 +26,6 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ..text.contingency import cell_keys
 from ..errors import ConfigError, FitError
 from ..models.pitman import (
     FitStatus,
@@ -35,6 +34,7 @@ from ..models.pitman import (
     asymptotic_population_uniques,
     expected_population_uniques,
 )
+from ..text.contingency import cell_keys
 
 RiskStatus = FitStatus | Literal["p_hat_above_one"]
 _FITTED = ("ok", "ewens", "not_converged", "no_uniques")  # statuses with finite (θ̂, α̂)

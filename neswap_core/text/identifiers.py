@@ -38,7 +38,12 @@ from functools import lru_cache
 
 import pandas as pd
 
-from ..config import COMPANY_PLACEHOLDER, EXECUTIVE_PLACEHOLDER, PLACEHOLDER_PATTERN, URL_PLACEHOLDER
+from ..config import (
+    COMPANY_PLACEHOLDER,
+    EXECUTIVE_PLACEHOLDER,
+    PLACEHOLDER_PATTERN,
+    URL_PLACEHOLDER,
+)
 from ..corpus import Corpus
 
 # --- word lists -------------------------------------------------------------------------------
