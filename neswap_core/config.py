@@ -53,8 +53,10 @@ DEFAULT_ROLES: dict[str, str] = {
 COMPANY_PLACEHOLDER = "[Company Name]"
 URL_PLACEHOLDER = "[URL]"
 EXECUTIVE_PLACEHOLDER = "[Executive {index}]"
+#: A redacted word (SPEC §9, papers 001/002): one ``[MASK]`` per masked word.
+MASK_PLACEHOLDER = "[MASK]"
 #: Pattern that matches every placeholder neswap writes; entities never overlap one.
-PLACEHOLDER_PATTERN = r"\[(?:Company Name|URL|Executive \d+|Suppressed|{cats})\]".format(
+PLACEHOLDER_PATTERN = r"\[(?:Company Name|URL|Executive \d+|Suppressed|MASK|{cats})\]".format(
     cats="|".join(CATEGORIES)
 )
 SUPPRESSED_PLACEHOLDER = "[Suppressed]"
