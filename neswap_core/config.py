@@ -8,6 +8,7 @@ so a CLI run can be repeated bit-for-bit.
 from __future__ import annotations
 
 import dataclasses
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -62,6 +63,41 @@ PLACEHOLDER_PATTERN = r"\[(?:Company Name|URL|Executive \d+|Suppressed|MASK|{cat
 SUPPRESSED_PLACEHOLDER = "[Suppressed]"
 
 
+#: Strings NER often takes for names but that are never swappable entities (issue 10): regular
+#: expressions matched case-insensitively against a whole entity string. A span matching one is
+#: dropped, except that "periods" stay when NER labels them Date (they are dates). The analyst
+#: extends this with ``RunConfig.not_entities`` (exact strings) and ``not_entity_patterns``.
+DEFAULT_NOT_ENTITIES: dict[str, tuple[str, ...]] = {
+    "periods": (
+        r"(?:the\s+)?(?:first|second|third|fourth|1st|2nd|3rd|4th|last|next|prior|current)\s+"
+        r"(?:fiscal\s+|calendar\s+)?(?:quarter|half|year)(?:\s+(?:of\s+)?(?:fiscal\s+)?"
+        r"(?:year\s+)?'?\d{2,4})?",
+        r"(?:Q[1-4]|[1-4]Q|H[12]|[12]H)(?:\s*[-/']?\s*(?:FY|CY|F)?\s*'?\d{2,4})?",
+        r"(?:FY|CY|F)\s*'?\d{2,4}(?:\s*[-/]?\s*(?:Q[1-4]|H[12]))?",
+        r"Q[1-4]\s*(?:and|&|-|to|through)\s*Q[1-4]",
+        r"(?:FY|CY|YTD|QTD|TTM|LTM|NTM|YoY|QoQ)",
+        r"(?:fiscal|calendar)(?:\s+year)?(?:\s+'?\d{2,4})?",
+    ),
+    "job titles": (
+        r"(?:CEO|CFO|COO|CTO|CIO|CMO|CRO|CAO|CHRO|CDO|CISO|CCO|EVP|SVP|VP|IR|GM)s?",
+        r"(?:our\s+)?chief\s+(?:\w+\s+){0,2}officer",
+        r"(?:(?:senior|executive|group|corporate)\s+)*(?:vice\s+)?president",
+        r"(?:chairman|chairwoman|chairperson|chair|treasurer|controller|general counsel)",
+        r"(?:head|director|vice president)\s+of\s+investor\s+relations|investor\s+relations",
+    ),
+    "diseases": (
+        r"COVID(?:[\s-]?19)?(?:\s+pandemic)?",
+        r"SARS(?:-CoV-2)?|MERS|H1N1|Ebola|Zika|coronavirus|novel coronavirus",
+        r"(?:the\s+)?(?:pandemic|epidemic|influenza|flu)",
+        r"(?:Delta|Omicron)\s+variant",
+    ),
+    "financial terms": (
+        r"(?:non-)?GAAP|EPS|EBIT(?:DA)?|adjusted EBITDA|ROIC|ROE|ARR|MRR|SaaS|PaaS|IaaS|ESG|R&D|"
+        r"M&A|B2B|B2C|IoT|5G|4G|LTE|capex|opex|FX|SG&A|COGS|CAGR|KPI|TAM",
+    ),
+}
+
+
 def category_placeholder(category: str) -> str:
     """Placeholder written for a category with role C, e.g. ``[Event]``."""
     return f"[{category}]"
@@ -108,6 +144,11 @@ class RunConfig:
     cache_dir: str = ".neswap-cache"
     label_map: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_LABEL_MAP))
     roles: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_ROLES))
+    # entity filter (issue 10): exact strings / regexes that are never entities, on top of
+    # DEFAULT_NOT_ENTITIES (which ``default_not_entities = false`` switches off)
+    not_entities: list[str] = field(default_factory=list)
+    not_entity_patterns: list[str] = field(default_factory=list)
+    default_not_entities: bool = True
     # mixture
     family: str = DEFAULT_FAMILY
     n_components: int = DEFAULT_K
@@ -162,6 +203,13 @@ class RunConfig:
             raise ConfigError(f"population N must be > 1, got {self.population}.")
         if self.trade_off_a < 0:
             raise ConfigError("The trade-off slope a must be >= 0 (SPEC §7).")
+        for pattern in self.not_entity_patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ConfigError(
+                    f"not_entity_patterns: {pattern!r} is not a valid regular expression ({exc})."
+                ) from exc
 
     @property
     def swap_categories(self) -> list[str]:
@@ -209,6 +257,8 @@ class RunConfig:
 
 
 def _toml_value(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):

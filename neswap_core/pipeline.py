@@ -68,20 +68,27 @@ def chunk_documents(corpus: Corpus, embedder, threshold: float, buffer: int) -> 
 
 
 def tag_entities(
-    chunks: Sequence[Chunk], nlp, label_map: dict[str, str], cache_dir: str | Path | None = None
+    chunks: Sequence[Chunk],
+    nlp,
+    label_map: dict[str, str],
+    cache_dir: str | Path | None = None,
+    entity_filter=None,
 ) -> list[Chunk]:
     """Attach entity spans found by spaCy (``nlp.pipe``) to every chunk (SPEC §2.4).
 
     With ``cache_dir`` the spans are cached on disk by (pipeline, text hash): unchanged text is
-    never tagged twice.
+    never tagged twice. ``entity_filter`` (default: ``EntityFilter()``, the defaults of
+    ``config.DEFAULT_NOT_ENTITIES``) then drops strings that are never entities (issue 10).
     """
     from dataclasses import replace
 
+    from .text.entities import EntityFilter
     from .text.entity_cache import EntityCache, pipeline_fingerprint
 
     cache = EntityCache(cache_dir, pipeline_fingerprint(nlp, label_map))
     spans = cache.extract([c.text for c in chunks], nlp, label_map)
-    return [replace(c, entities=tuple(s)) for c, s in zip(chunks, spans, strict=True)]
+    tagged = [replace(c, entities=tuple(s)) for c, s in zip(chunks, spans, strict=True)]
+    return (entity_filter or EntityFilter()).apply(tagged)
 
 
 def embed_chunks(chunks: Sequence[Chunk], embedder) -> np.ndarray:
@@ -151,7 +158,7 @@ def prepare(
 ) -> Prepared:
     """Run the whole preprocessing chain on a loaded corpus (SPEC §1–§2)."""
     from .models.embedding import Embedder
-    from .text.entities import apply_corrections, load_ner
+    from .text.entities import EntityFilter, apply_corrections, load_ner
 
     config = config or RunConfig()
     timings: dict[str, float] = {}
@@ -168,7 +175,9 @@ def prepare(
         chunks = chunk_documents(clean.corpus, embedder, config.threshold, config.buffer)
     with _timed(timings, "ner"):
         say(0.5, "Finding named entities")
-        chunks = tag_entities(chunks, nlp, config.label_map, config.cache_dir)
+        chunks = tag_entities(
+            chunks, nlp, config.label_map, config.cache_dir, EntityFilter.from_config(config)
+        )
         if corrections:
             chunks = apply_corrections(chunks, list(corrections))
     with _timed(timings, "contingency"):

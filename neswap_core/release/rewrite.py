@@ -12,6 +12,17 @@ claimed longest string first, and are skipped for a string that is also the text
 kept unchanged in the chunk (the bare occurrence could be that entity) or that two categories
 would rewrite differently. Extra occurrences are not added as entity spans: spans stay what the
 NER found.
+
+Word boundaries (issue 10, defect "punctuation edges"): an occurrence may not be preceded by a
+word character or a dot, nor followed by a word character, whatever the entity's own first and
+last characters are. So "U.S." is not found inside "U.S.A.", ".NET" and "NET" not inside
+"ASP.NET", "Acme" not inside "Acmex".
+
+Role C (and U with suppression) is corpus-wide (issue 10, defect "C role misses mentions"):
+every string that NER labelled with such a category anywhere in the corpus is replaced at every
+whole-word mention in every chunk, under the same rules as extra occurrences (never inside a
+placeholder or another span, never where the chunk keeps the same string as a span of another
+category), so a mention NER missed in one chunk does not survive there.
 """
 
 from __future__ import annotations
@@ -114,7 +125,9 @@ def apply_operators(chunks: Sequence[Chunk], operators: Mapping[str, Operator]) 
 
     Spans turned into placeholders are removed (placeholders are never entities, SPEC §2.4).
     """
-    out: list[Chunk] = []
+    tables: list[dict[tuple[str, str], str]] = []
+    everywhere: dict[str, str] = {}
+    ambiguous: set[str] = set()
     for chunk in chunks:
         table: dict[tuple[str, str], str] = {}
         for span in chunk.entities:
@@ -122,8 +135,15 @@ def apply_operators(chunks: Sequence[Chunk], operators: Mapping[str, Operator]) 
             new = operator.operate(span) if operator is not None else None
             if new is not None:
                 table[(span.category, span.text)] = new
-        out.append(rewrite_chunk(chunk, table) if table else chunk)
-    return out
+                if everywhere.setdefault(span.text, new) != new:
+                    ambiguous.add(span.text)
+        tables.append(table)
+    everywhere = {old: new for old, new in everywhere.items() if old not in ambiguous}
+    pattern = mention_pattern(everywhere)
+    return [
+        rewrite_chunk(chunk, table, everywhere, pattern)
+        for chunk, table in zip(chunks, tables, strict=True)
+    ]
 
 
 def apply_roles(
@@ -144,28 +164,21 @@ def is_placeholder(text: str) -> bool:
     return _PLACEHOLDER.fullmatch(text) is not None
 
 
-def _is_word_char(char: str) -> bool:
-    return char.isalnum() or char == "_"
+#: Boundaries of a whole-word mention, valid for any first/last character (module docstring).
+_BEFORE, _AFTER = r"(?<![\w.])", r"(?!\w)"
+
+
+def mention_pattern(strings: Iterable[str]) -> re.Pattern[str] | None:
+    """One regex finding whole-word mentions of any of ``strings``, longest first."""
+    ordered = sorted(set(strings), key=lambda s: (-len(s), s))
+    if not ordered:
+        return None
+    return re.compile(_BEFORE + "(?:" + "|".join(map(re.escape, ordered)) + ")" + _AFTER)
 
 
 def _word_occurrences(text: str, word: str) -> list[tuple[int, int]]:
-    """Non-overlapping exact occurrences of ``word`` that are whole words.
-
-    An edge of ``word`` that is a letter, digit or ``_`` must not touch another such character
-    ("Acme" is not found in "Acmex"); an edge like "." in "U.S." needs no boundary.
-    """
-    found: list[tuple[int, int]] = []
-    start = text.find(word)
-    while start >= 0:
-        end = start + len(word)
-        before = start > 0 and _is_word_char(text[start - 1]) and _is_word_char(word[0])
-        after = end < len(text) and _is_word_char(text[end]) and _is_word_char(word[-1])
-        if not (before or after):
-            found.append((start, end))
-            start = text.find(word, end)
-        else:
-            start = text.find(word, start + 1)
-    return found
+    """Non-overlapping exact occurrences of ``word`` that are whole words (module docstring)."""
+    return [m.span() for m in re.finditer(_BEFORE + re.escape(word) + _AFTER, text)]
 
 
 def _overlaps(start: int, end: int, regions: Iterable[tuple[int, int]]) -> bool:
@@ -217,11 +230,18 @@ def _text_table(spans: list[EntitySpan], replacements: Replacements) -> dict[str
     return {old: new for old, new in table.items() if old not in kept and old not in ambiguous}
 
 
-def rewrite_chunk(chunk: Chunk, replacements: Replacements) -> Chunk:
+def rewrite_chunk(
+    chunk: Chunk,
+    replacements: Replacements,
+    everywhere: Mapping[str, str] | None = None,
+    pattern: re.Pattern[str] | None = None,
+) -> Chunk:
     """Rewrite the spans named in ``replacements`` (and their bare whole-word repeats).
 
-    Offsets of all remaining spans are recomputed; a span rewritten into a placeholder is
-    dropped. Returns ``chunk`` itself when nothing is rewritten.
+    ``everywhere`` maps strings to rewrite at every whole-word mention even without a span in
+    this chunk (corpus-wide role C); ``pattern`` is ``mention_pattern(everywhere)``, passed in
+    to compile it once per corpus. Offsets of all remaining spans are recomputed; a span
+    rewritten into a placeholder is dropped. Returns ``chunk`` itself when nothing is rewritten.
     """
     spans = _checked_spans(chunk)
     placeholders = [m.span() for m in _PLACEHOLDER.finditer(chunk.text)]
@@ -236,12 +256,38 @@ def rewrite_chunk(chunk: Chunk, replacements: Replacements) -> Chunk:
                 "placeholders are never entities, rerun entity recognition on the suppressed text."
             )
         edits.append((span.start, span.end, new))
+    occupied = placeholders + [(s.start, s.end) for s in spans]
+    if edits:
+        edits += _extra_occurrences(chunk.text, _text_table(spans, replacements), occupied)
+    if everywhere:
+        edits += _mentions_everywhere(chunk, spans, replacements, everywhere, pattern, occupied)
     if not edits:
         return chunk
-    occupied = placeholders + [(s.start, s.end) for s in spans]
-    edits += _extra_occurrences(chunk.text, _text_table(spans, replacements), occupied)
     edits.sort()
     return _apply_edits(chunk, spans, edits)
+
+
+def _mentions_everywhere(
+    chunk: Chunk,
+    spans: list[EntitySpan],
+    replacements: Replacements,
+    everywhere: Mapping[str, str],
+    pattern: re.Pattern[str] | None,
+    occupied: list[tuple[int, int]],
+) -> list[tuple[int, int, str]]:
+    """Whole-word mentions of corpus-wide strings outside spans, placeholders and earlier edits."""
+    pattern = pattern or mention_pattern(everywhere)
+    if pattern is None:
+        return []
+    kept = {s.text for s in spans if (s.category, s.text) not in replacements}
+    edits = []
+    for match in pattern.finditer(chunk.text):
+        start, end = match.span()
+        if match.group(0) in kept or _overlaps(start, end, occupied):
+            continue
+        edits.append((start, end, everywhere[match.group(0)]))
+        occupied.append((start, end))
+    return edits
 
 
 def _apply_edits(chunk: Chunk, spans: list[EntitySpan], edits: list[tuple[int, int, str]]) -> Chunk:

@@ -14,7 +14,13 @@ Decisions where the spec is silent:
 - gazetteer labels may be a category name ("Product") or a spaCy label ("PRODUCT"); a category
   name maps to itself whatever the label map says;
 - analyst corrections are whole-word and case-sensitive; an added entity replaces the NER spans
-  it overlaps and is labelled ``MANUAL``.
+  it overlaps and is labelled ``MANUAL``;
+- the **entity filter** (``EntityFilter``, issue 10) drops spans that are never names: fiscal
+  periods ("Q3", "FY2021", "third quarter"), job titles ("CFO"), diseases ("COVID-19") and
+  financial jargon ("EBITDA"), listed once in ``config.DEFAULT_NOT_ENTITIES`` and extended by
+  the analyst (``RunConfig.not_entities`` / ``not_entity_patterns``). It runs after NER and its
+  cache, so editing it never re-tags text; a period NER labels DATE stays (it is a date).
+  Whole-span, case-insensitive matching: "Q3 Holdings" is an organisation and stays.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from typing import Any
 from ..config import (
     CATEGORIES,
     DEFAULT_LABEL_MAP,
+    DEFAULT_NOT_ENTITIES,
     DEFAULT_SPACY_MODEL,
     PLACEHOLDER_PATTERN,
     SPACY_PACKAGES,
@@ -227,6 +234,74 @@ def entity_shares(
         c: (sum(1 for ch in chunks if any(s.category == c for s in ch.entities)) / n if n else 0.0)
         for c in categories
     }
+
+
+# --- entity filter (issue 10) -----------------------------------------------------------------
+@dataclass(frozen=True)
+class EntityFilter:
+    """Strings that are never entities: exact ``strings`` and regex ``patterns`` (whole span,
+    case-insensitive), plus the defaults of ``config.DEFAULT_NOT_ENTITIES`` unless switched off.
+
+    Fiscal-period patterns ("periods") do not remove spans of the Date category.
+    """
+
+    strings: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = ()
+    defaults: bool = True
+
+    @classmethod
+    def from_config(cls, config: Any) -> EntityFilter:
+        """The filter of a ``RunConfig`` (its ``not_entities`` settings)."""
+        return cls(
+            tuple(getattr(config, "not_entities", ()) or ()),
+            tuple(getattr(config, "not_entity_patterns", ()) or ()),
+            bool(getattr(config, "default_not_entities", True)),
+        )
+
+    def _regexes(self) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+        periods = list(DEFAULT_NOT_ENTITIES.get("periods", ())) if self.defaults else []
+        other = [
+            p
+            for group, items in (DEFAULT_NOT_ENTITIES.items() if self.defaults else ())
+            if group != "periods"
+            for p in items
+        ]
+        other += [re.escape(s.strip()) for s in self.strings if s.strip()] + list(self.patterns)
+
+        def compile_(items: list[str]) -> re.Pattern[str] | None:
+            try:
+                return re.compile("|".join(f"(?:{p})" for p in items), re.I) if items else None
+            except re.error as exc:
+                raise ConfigError(f"An entity-filter pattern is not a valid regex: {exc}.") from exc
+
+        return compile_(periods), compile_(other)
+
+    def is_excluded(self, span: EntitySpan) -> bool:
+        """Whether ``span`` is one of the strings that are never entities."""
+        periods, other = _filter_regexes(self)
+        text = " ".join(span.text.split())
+        if other is not None and other.fullmatch(text):
+            return True
+        return periods is not None and span.category != "Date" and bool(periods.fullmatch(text))
+
+    def apply(self, chunks: Sequence[Chunk]) -> list[Chunk]:
+        """The chunks without excluded spans (unchanged chunks are the same objects)."""
+        out = []
+        for chunk in chunks:
+            kept = tuple(s for s in chunk.entities if not self.is_excluded(s))
+            out.append(chunk if len(kept) == len(chunk.entities) else replace(chunk, entities=kept))
+        return out
+
+
+_FILTER_CACHE: dict[EntityFilter, tuple[re.Pattern[str] | None, re.Pattern[str] | None]] = {}
+
+
+def _filter_regexes(
+    entity_filter: EntityFilter,
+) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+    if entity_filter not in _FILTER_CACHE:
+        _FILTER_CACHE[entity_filter] = entity_filter._regexes()
+    return _FILTER_CACHE[entity_filter]
 
 
 # --- analyst corrections ----------------------------------------------------------------------
