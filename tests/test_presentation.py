@@ -83,14 +83,17 @@ def test_no_marker_keeps_every_bundled_document_whole():
     assert list(report.columns) == [
         "doc_id",
         "layout",
+        "status",
         "found",
         "marker",
         "chars_in",
         "chars_out",
         "speaker_lines",
         "operator_turns",
+        "message",
     ]
     assert not report["found"].any()  # ECTSum texts hold the prepared remarks only
+    assert set(report["layout"]) == {"prose"} and set(report["status"]) == {"no_qa"}
     for before, after in zip(corpus.documents, presented.documents, strict=True):
         assert after.text == before.text.strip() and after.q_and_a is None
     assert (report["chars_out"] == report["chars_in"] - 1).all()  # only the final newline

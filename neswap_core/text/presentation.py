@@ -1,33 +1,27 @@
 """Presentation extraction: keep the management's prepared remarks, drop the Q&A (SPEC §2.1).
 
-Two layouts are understood:
+The layout of each text is read by ``layouts.parse_transcript`` (Motley Fool, Refinitiv/LSEG
+StreetEvents, S&P Capital IQ, Seeking Alpha, plain ``Name -- Title`` and ``Name: text``). For a
+layout with speaker turns the kept text is the speech of the non-operator turns from the first
+**management** (company-side) turn up to the Q&A: the first non-empty Q&A heading, or else the
+first outsider's (analyst's) turn or the hand-over to questions, whichever comes first.
+Participant lists, title blocks, separator lines, headings, speaker lines and operator turns
+never reach the kept text. Turns are joined by a blank line, the lines of one turn by a newline.
 
-* **plain text** (a fool.com-style rendering or any transcript): the Q&A starts at a heading
-  line such as ``Questions and Answers:`` / ``Question-and-Answer Session`` / ``Q&A``; without
-  one, at the operator's or management's hand-over to questions ("We will now begin the
-  question-and-answer session", "Our first question comes from ...", "let's open the lines for
-  questions"). The cut is at the start of the sentence holding the hand-over. Agenda sentences
-  ("after/before/following our prepared remarks we will open the line ...") never count, and
-  management's phrasings only count past the first third of the text.
-* **Motley Fool JSON** (``layout == "motleyfool"``): the loader already split the call into
-  ``prepared_remarks`` (``Document.text``, rendered by ``render_motleyfool`` in the fool.com text
-  layout) and ``q_and_a`` (``Document.q_and_a``); nothing is searched for.
+**Prose** (no layout lines: the ECTSum remarks) keeps the text up to a Q&A heading or hand-over
+("We will now begin the question-and-answer session", "Our first question comes from ...",
+management's "let's open the lines for questions" past the first third, never an agenda
+sentence such as "after our prepared remarks we will open the line ..."). The cut is at the start
+of the sentence holding the hand-over. **Motley Fool JSON** (``layout == "motleyfool"`` with
+``Document.q_and_a``) was already split by the loader: nothing is searched for.
 
-Decisions where SPEC is silent:
-
-* ``Name -- Role`` speaker lines, bare ``Operator`` lines, the ``Prepared Remarks:`` heading,
-  ``Duration: N minutes`` and the trailing ``Call participants:`` list are layout, not speech:
-  they are removed, so speaker names never reach the chunks as raw names (names spoken inside
-  sentences are left to ``identifiers``). A speaker line is only recognised as its own paragraph
-  (blank line before and after) so that sentences with dashes are never taken for one.
-* Operator turns (greeting, "[Operator Instructions]", introductions) are dropped too
-  (``keep_operator=False``): they are moderator boilerplate, and the bundled ECTSum texts were
-  built the same way.
-* When no marker is found the whole text is kept (minus layout lines) and ``found`` is False.
-
-Call participants are parsed here as well (``parse_participant``, ``text_participants``):
-a participant is company-side unless the role names an analyst or an outside investor, the entry
-carries a firm (``Name -- Firm -- Analyst``), or the name is the operator or an unknown speaker.
+Sanity rule (issue 10): when the kept text would be under ``MIN_SHARE_KEPT`` (20 %) of the
+document's characters or under ``MIN_CHARS_KEPT`` (500) characters, or no management turn is
+found, the document keeps its whole text (still without layout lines and operator turns) and its
+report row says what was found and what to check (``status`` "whole_text"). A text whose layout
+lines the code does not understand keeps its whole text too, with ``status`` "unknown_layout".
+Statuses: "extracted" (Q&A found and cut), "no_qa" (management section kept to the end of the
+text: no Q&A marker), "whole_text", "unknown_layout".
 """
 
 from __future__ import annotations
@@ -39,6 +33,32 @@ import pandas as pd
 
 from ..corpus import Corpus, Document
 from ..errors import CorpusError
+from .layouts import (
+    ParsedTranscript,
+    Participant,
+    Turn,
+    is_company_side,
+    looks_like_name,
+    parse_participant,
+    parse_transcript,
+)
+
+__all__ = [
+    "Participant",
+    "PresentationResult",
+    "extract_presentation",
+    "extract_presentations",
+    "is_company_side",
+    "looks_like_name",
+    "parse_participant",
+    "render_motleyfool",
+    "split_qa",
+    "strip_layout",
+    "text_participants",
+]
+
+MIN_SHARE_KEPT = 0.20  # proportion of the document's characters, in [0, 1]
+MIN_CHARS_KEPT = 500  # characters
 
 # --- markers ----------------------------------------------------------------------------------
 _QA_HEADING = re.compile(
@@ -69,7 +89,7 @@ _MANAGEMENT_RE = re.compile("|".join(_MANAGEMENT_MARKERS), re.I)
 _AGENDA_WORDS = re.compile(r"\b(?:after|before|following|follow|later|at the end)\b", re.I)
 _SENTENCE_END = re.compile(r"(?:[.!?]['\"”’)\]]*[ \t]+|\n)")
 
-# --- layout lines -----------------------------------------------------------------------------
+# --- layout lines of prose ----------------------------------------------------------------------
 _LAYOUT_HEADING = re.compile(
     r"(?:prepared remarks|contents|presentation|management discussion section)[ \t]*:?", re.I
 )
@@ -78,14 +98,6 @@ _PARTICIPANTS_HEADING = re.compile(
     r"^[ \t]*(?:call participants|participants|corporate participants)[ \t]*:?[ \t]*$", re.I | re.M
 )
 _SPEAKER = re.compile(r"(?P<name>[^\n]{1,80}?)[ \t]+--[ \t]+(?P<role>[^\n]{1,200}?)")
-_NAME_TOKEN = re.compile(
-    r"(?:[A-Z][\w'’.-]*|[A-Z]\.(?:[A-Z]\.)*|von|van|de|der|den|da|di|du|del|della|la|le|bin|al)"
-)
-_NON_COMPANY_NAMES = re.compile(
-    r"^(?:operator|moderator|unknown|unidentified|unknown speaker|unidentified (?:speaker|"
-    r"participant|analyst|company representative)|call participant)\b",
-    re.I,
-)
 
 
 @dataclass(frozen=True)
@@ -98,44 +110,9 @@ class PresentationResult:
     dropped: str = ""  # the Q&A part that was cut off ("" when nothing was cut)
     speaker_lines: int = 0  # speaker lines removed
     operator_turns: int = 0  # operator turns removed
-
-
-@dataclass(frozen=True)
-class Participant:
-    """A call participant as listed by the transcript: name, role and which side they are on."""
-
-    name: str
-    role: str
-    company_side: bool
-
-
-def is_company_side(name: str, role: str, affiliation: str = "") -> bool:
-    """Whether a participant speaks for the company (an executive) rather than as an outsider."""
-    name, role = name.strip(), role.strip().lower()
-    if not name or _NON_COMPANY_NAMES.match(name):
-        return False
-    if affiliation.strip() or "analyst" in role or "anlyst" in role:
-        return False
-    return not ("investor" in role and "investor relation" not in role)
-
-
-def parse_participant(entry: str) -> Participant:
-    """Parse ``"Name--Role"`` / ``"Name -- Firm -- Analyst"`` (Motley Fool participant lists)."""
-    parts = [p.strip() for p in re.split(r"\s*--\s*", entry.strip())]
-    name = parts[0]
-    role = " -- ".join(parts[1:])
-    affiliation = " -- ".join(parts[1:-1]) if len(parts) > 2 else ""
-    return Participant(
-        name, role, is_company_side(name, parts[-1] if len(parts) > 1 else "", affiliation)
-    )
-
-
-def looks_like_name(text: str) -> bool:
-    """A person's name as speaker lines write it: 1-6 capitalised tokens, no digits."""
-    tokens = text.split()
-    if not 1 <= len(tokens) <= 6 or any(ch.isdigit() for ch in text):
-        return False
-    return bool(re.match(r"[A-Z]", tokens[0])) and all(_NAME_TOKEN.fullmatch(t) for t in tokens)
+    layout: str = "prose"
+    status: str = "no_qa"
+    message: str = ""
 
 
 def _speaker_header(lines: list[str], i: int) -> tuple[str, str] | None:
@@ -156,21 +133,13 @@ def _speaker_header(lines: list[str], i: int) -> tuple[str, str] | None:
 
 
 def text_participants(text: str) -> list[Participant]:
-    """Participants of a plain-text transcript, in the order of its ``Call participants:`` list
-    when it has one, then in order of first speaker line (operator excluded)."""
-    found: dict[str, Participant] = {}
-    section = _PARTICIPANTS_HEADING.search(text)
-    if section:
-        for line in text[section.end() :].splitlines():
-            match = _SPEAKER.fullmatch(line.strip())
-            if match and looks_like_name(match["name"]):
-                person = parse_participant(line)
-                found.setdefault(person.name, person)
-    lines = text.splitlines()
-    for i in range(len(lines)):
-        header = _speaker_header(lines, i)
-        if header and header[0] != "Operator":
-            found.setdefault(header[0], parse_participant(f"{header[0]} -- {header[1]}"))
+    """Participants of a plain-text transcript: its participant lists in order, then the
+    speakers of its turns in order of first appearance (operator excluded)."""
+    parsed = parse_transcript(text)
+    found: dict[str, Participant] = {p.name: p for p in parsed.participants}
+    for turn in parsed.turns:
+        if turn.speaker and not turn.is_operator and turn.speaker not in found:
+            found[turn.speaker] = Participant(turn.speaker, turn.role, turn.company_side)
     return list(found.values())
 
 
@@ -281,25 +250,179 @@ def strip_layout(text: str, keep_operator: bool = False) -> tuple[str, int, int]
     return out, n_speakers, n_operator
 
 
+# --- layouts with speaker turns -----------------------------------------------------------------
+def _turn_text(text: str, turn: Turn, cut: int) -> str:
+    pieces = [text[a : min(b, cut)].strip() for a, b in turn.lines if a < cut]
+    return "\n".join(p for p in pieces if p)
+
+
+def _join(text: str, turns: list[Turn], cut: int, keep_operator: bool) -> str:
+    bodies = [
+        _turn_text(text, t, cut)
+        for t in turns
+        if t.start < cut and (keep_operator or not t.is_operator)
+    ]
+    return "\n\n".join(b for b in bodies if b)
+
+
+def _counts(turns: list[Turn], cut: int) -> tuple[int, int]:
+    """(speaker lines, operator turns) before offset ``cut``."""
+    before = [t for t in turns if t.start < cut and t.speaker]
+    return len(before), sum(1 for t in before if t.is_operator)
+
+
+def _qa_cut(text: str, parsed: ParsedTranscript, first: int) -> tuple[int, str] | None:
+    """(offset, marker) where the Q&A starts after management turn ``first``."""
+    turns = parsed.turns
+    begin = turns[first].start
+    if parsed.qa_start is not None and parsed.qa_start > begin:
+        return parsed.qa_start, str(parsed.qa_heading)
+    cuts = []
+    outsider = next(
+        (t for t in turns[first:] if t.speaker and not t.company_side and not t.is_operator), None
+    )
+    if outsider is not None:
+        cuts.append((outsider.start, f"first turn of an outside participant ({outsider.speaker})"))
+    end = cuts[0][0] if cuts else len(text)
+    handover = _handover(text[begin:end])
+    if handover is not None:
+        cuts.append((begin + handover[0], " ".join(handover[1].split())))
+    return min(cuts) if cuts else None
+
+
+def _from_turns(text: str, parsed: ParsedTranscript, keep_operator: bool) -> PresentationResult:
+    turns = list(parsed.turns)
+    n_speakers, n_operator = _counts(turns, len(text))
+    whole = _join(text, [t for t in turns if t.speaker or t.section != "title"], len(text), False)
+    first = next(
+        (k for k, t in enumerate(turns) if t.company_side and t.section != "qa" and t.speaker),
+        None,
+    )
+    if first is None:
+        speakers = sorted({t.speaker for t in turns if t.speaker})[:5]
+        message = (
+            f"{parsed.layout}: no management turn found (speakers: {speakers or 'none'}, "
+            f"headings: {list(parsed.headings) or 'none'}); whole text kept. Check that the "
+            "executives are in the participant list or have a title on their speaker line."
+        )
+        return PresentationResult(
+            whole, False, None, "", n_speakers, n_operator, parsed.layout, "whole_text", message
+        )
+    start = first
+    if keep_operator:
+        while start > 0 and turns[start - 1].is_operator and turns[start - 1].section != "title":
+            start -= 1
+    qa = _qa_cut(text, parsed, first)
+    cut = qa[0] if qa else len(text)
+    n_speakers, n_operator = _counts(turns, cut)
+    kept = _join(text, turns[start:], cut, keep_operator)
+    speaker = turns[first].speaker
+    if qa is None:
+        message = (
+            f"{parsed.layout}: kept from the first management remark ({speaker}) to the end: no "
+            "Q&A heading or hand-over found. Check that the end of the text holds no questions."
+        )
+        return PresentationResult(
+            kept, False, None, "", n_speakers, n_operator, parsed.layout, "no_qa", message
+        )
+    message = f"{parsed.layout}: kept the first management remark ({speaker}) up to {qa[1]!r}."
+    return PresentationResult(
+        kept, True, qa[1], text[cut:], n_speakers, n_operator, parsed.layout, "extracted", message
+    )
+
+
+def _from_prose(text: str, keep_operator: bool) -> PresentationResult:
+    body, dropped, marker = split_qa(text)
+    kept, n_speakers, n_operator = strip_layout(body, keep_operator)
+    if marker is None:
+        message = "prose: no speaker lines, headings or hand-over to questions; whole text kept."
+        status = "no_qa"
+    else:
+        message = f"prose: kept the text up to {marker!r}."
+        status = "extracted"
+    return PresentationResult(
+        kept, marker is not None, marker, dropped, n_speakers, n_operator, "prose", status, message
+    )
+
+
+def _sane(result: PresentationResult, whole: str, chars_in: int) -> PresentationResult:
+    """The sanity rule of the module docstring: too little kept -> the whole text, with a note."""
+    kept = len(result.text)
+    if kept >= len(whole) or (kept >= MIN_SHARE_KEPT * chars_in and kept >= MIN_CHARS_KEPT):
+        return result
+    message = (
+        f"{result.layout}: the presentation found ({result.message}) would keep only {kept} of "
+        f"{chars_in} characters ({kept / max(chars_in, 1):.0%}; the minimum is "
+        f"{MIN_SHARE_KEPT:.0%} and {MIN_CHARS_KEPT} characters), so the whole text is kept. "
+        "Check where its Q&A starts and whether the management's speaker lines were recognised."
+    )
+    return replace(
+        result, text=whole, found=False, dropped="", status="whole_text", message=message
+    )
+
+
 def extract_presentation(document: Document, keep_operator: bool = False) -> PresentationResult:
     """Keep the prepared remarks of one document (SPEC §2.1); see the module docstring."""
     text = document.text.replace("\r\n", "\n").replace("\r", "\n")
     if document.layout == "motleyfool" and document.q_and_a is not None:
-        body, dropped, marker = text, document.q_and_a, "prepared_remarks (JSON layout)"
-    else:
-        body, dropped, marker = split_qa(text)
-    kept, n_speakers, n_operator = strip_layout(body, keep_operator)
-    return PresentationResult(kept, marker is not None, marker, dropped, n_speakers, n_operator)
+        parsed = parse_transcript(text, "motleyfool")
+        kept = _join(text, list(parsed.turns), len(text), keep_operator)
+        n_speakers = sum(1 for t in parsed.turns if t.speaker)
+        n_operator = sum(1 for t in parsed.turns if t.is_operator)
+        return PresentationResult(
+            kept,
+            True,
+            "prepared_remarks (JSON layout)",
+            document.q_and_a,
+            n_speakers,
+            n_operator,
+            "motleyfool-json",
+            "extracted",
+            "motleyfool-json: the file's prepared_remarks are kept, its q_and_a dropped.",
+        )
+    parsed = parse_transcript(text)
+    if parsed.layout == "unknown":
+        message = (
+            "Layout not recognised: some short lines repeat like speaker tags or separators, but "
+            "they match no known layout, so the whole text is kept, those lines included. Check "
+            "the file, or rewrite its speaker lines as 'Name -- Title' paragraphs."
+        )
+        whole = text.strip()
+        return PresentationResult(
+            whole, False, None, "", 0, 0, "unknown", "unknown_layout", message
+        )
+    if parsed.layout == "prose":
+        return _sane(
+            _from_prose(text, keep_operator), strip_layout(text, keep_operator)[0], len(text)
+        )
+    result = _from_turns(text, parsed, keep_operator)
+    whole = _join(
+        text, [t for t in parsed.turns if t.speaker or t.section != "title"], len(text), False
+    )
+    return _sane(result, whole, len(text))
+
+
+REPORT_COLUMNS = [
+    "doc_id",
+    "layout",
+    "status",
+    "found",
+    "marker",
+    "chars_in",
+    "chars_out",
+    "speaker_lines",
+    "operator_turns",
+    "message",
+]
 
 
 def extract_presentations(
     corpus: Corpus, keep_operator: bool = False
 ) -> tuple[Corpus, pd.DataFrame]:
-    """Apply ``extract_presentation`` to every document; report one row per document.
-
-    The report has ``doc_id, layout, found, marker, chars_in, chars_out, speaker_lines,
-    operator_turns``; the dropped Q&A is kept in ``Document.q_and_a`` for display only.
-    """
+    """Apply ``extract_presentation`` to every document; report one row per document
+    (``REPORT_COLUMNS``: layout read, status, Q&A marker, characters in and out, layout lines
+    removed, and the message that tells the analyst what was found and what to check).
+    The dropped Q&A is kept in ``Document.q_and_a`` for display only."""
     documents, rows = [], []
     for doc in corpus.documents:
         result = extract_presentation(doc, keep_operator)
@@ -307,23 +430,15 @@ def extract_presentations(
         rows.append(
             {
                 "doc_id": doc.doc_id,
-                "layout": doc.layout,
+                "layout": result.layout,
+                "status": result.status,
                 "found": result.found,
                 "marker": result.marker,
                 "chars_in": len(doc.text),
                 "chars_out": len(result.text),
                 "speaker_lines": result.speaker_lines,
                 "operator_turns": result.operator_turns,
+                "message": result.message,
             }
         )
-    columns = [
-        "doc_id",
-        "layout",
-        "found",
-        "marker",
-        "chars_in",
-        "chars_out",
-        "speaker_lines",
-        "operator_turns",
-    ]
-    return corpus.with_documents(documents), pd.DataFrame(rows, columns=columns)
+    return corpus.with_documents(documents), pd.DataFrame(rows, columns=REPORT_COLUMNS)

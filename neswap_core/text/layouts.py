@@ -1,0 +1,434 @@
+"""Transcript layouts: which one a text is written in, and its participants, turns and sections.
+
+``parse_transcript`` reads a plain-text earnings call into a ``ParsedTranscript`` that
+``presentation`` (what to keep, SPEC §2.1) and ``people`` (who the executives are, SPEC §2.3)
+both use. Layouts understood (issue 10), with the lines that are layout and never speech:
+
+* ``motleyfool`` (fool.com): ``Prepared Remarks:`` / ``Questions and Answers:`` headings,
+  ``Name -- Title`` and ``Operator`` speaker paragraphs, a trailing ``Call participants:`` list
+  (``Name -- Firm -- Analyst`` for outsiders), ``Duration: N minutes``, a ``Contents:`` list.
+* ``streetevents`` (Refinitiv/LSEG): a title block; ``Corporate Participants`` and
+  ``Conference Call Participants`` lists at the top (`` * Name`` bullets with a ``Company -
+  Title`` line or on one line); ``====`` / ``----`` separator lines; ``Presentation`` and
+  ``Questions and Answers`` headings; speaker lines ``Name, Company - Title [3]`` / ``Operator [1]``.
+* ``capiq`` (S&P Capital IQ): ``Call Participants`` with ``EXECUTIVES`` / ``ANALYSTS`` /
+  ``ATTENDEES`` lists of a name line then a title (or firm) line; ``Presentation`` and ``Question
+  and Answer`` headings; speaker turns open with the name line and then the title line.
+* ``seekingalpha``: ``Company Participants`` / ``Conference Call Participants`` lists of
+  ``Name - Title`` lines, ``Operator``, ``Question-and-Answer Session``; speaker lines are the
+  bare name.
+* ``dash``: ``Name -- Title`` speaker paragraphs without section headings.
+* ``colon``: ``Name: text`` (or ``Operator: text``) turns, at least two of them.
+* ``prose``: no layout lines at all (the ECTSum remarks): one block of text.
+* ``unknown``: layout lines the code does not understand (repeated short lines that are not
+  sentences, separator lines): the caller keeps the whole text and warns.
+
+Decisions where the issue is silent: a heading only counts when speech follows it before the next
+heading (a ``Contents:`` list is not a section); a participant list ends at the next heading, at
+an ``Operator`` line, or at the first line that reads as a sentence; listed corporate
+participants are company-side, conference-call participants, analysts and attendees are not; a
+speaker of a capiq / Seeking Alpha turn must be a listed participant (or the operator, or an
+"Unidentified ..." speaker), since a bare name line is otherwise indistinguishable from a title.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+LAYOUTS: tuple[str, ...] = (
+    "motleyfool",
+    "streetevents",
+    "capiq",
+    "seekingalpha",
+    "dash",
+    "colon",
+    "prose",
+    "unknown",
+)
+
+_SEPARATOR = re.compile(r"[ \t]*(?:={4,}|-{4,}|_{4,}|\*{4,}|~{4,})[ \t]*")
+_HEADINGS = {
+    "presentation": (
+        "prepared remarks|presentation|management discussion section|prepared remarks section"
+    ),
+    "qa": (
+        r"questions?[ -]?(?:and|&)[ -]?answers?(?:[ -]session)?|q ?& ?a(?: session)?"
+        r"|question[- ]and[- ]answer[ -]session"
+    ),
+    "corporate": "corporate participants|company participants|executives|company representatives",
+    "outside": r"conference call particip(?:ia|a)nts|analysts|attendees|other participants",
+    "participants": "call participants|participants",
+    "noise": "contents|table of contents|definitions|disclaimer",
+}
+_HEADING = {
+    kind: re.compile(rf"[ \t]*(?:{body})[ \t]*:?[ \t]*", re.I) for kind, body in _HEADINGS.items()
+}
+_DASH_SPEAKER = re.compile(r"(?P<name>[^\n]{1,80}?)[ \t]+--[ \t]+(?P<role>[^\n]{1,200}?)")
+_BRACKET_SPEAKER = re.compile(r"[ \t]*(?P<who>[^\[\n]{1,200}?)[ \t]*\[\d{1,3}\][ \t]*")
+_COLON_SPEAKER = re.compile(
+    r"(?P<name>[A-Z][\w.'’-]*(?:[ \t]+[A-Z][\w.'’-]*){0,4})[ \t]*(?:\((?P<role>[^)\n]{1,80})\))?"
+    r":[ \t]+(?=\S)"
+)
+_UNIDENTIFIED = re.compile(
+    r"(?:unidentified|unknown)[ \t]+(?:speaker|analyst|executive|participant|company "
+    r"representative|operator)|operator",
+    re.I,
+)
+_BULLET = re.compile(r"^[ \t]*[*•·-][ \t]+")
+_ENTRY_SPLIT = re.compile(r"[ \t]+[-–—][ \t]+|,[ \t]+|[ \t]*;[ \t]*")
+_DURATION = re.compile(r"[ \t]*duration:?[ \t]*\d+[ \t]*(?:minutes?|mins?)\.?[ \t]*", re.I)
+_SENTENCE_LINE = re.compile(r".{100,}|.*[.!?]['\"”’)]?[ \t]*$")
+_NAME_TOKEN = re.compile(
+    r"(?:[A-Z][\w'’.-]*|[A-Z]\.(?:[A-Z]\.)*|von|van|de|der|den|da|di|du|del|della|la|le|bin|al)"
+)
+_NON_COMPANY_NAMES = re.compile(
+    r"^(?:operator|moderator|unknown|unidentified|unknown speaker|unidentified (?:speaker|"
+    r"participant|analyst|company representative)|call participant)\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Participant:
+    """A call participant as listed by the transcript: name, role and which side they are on."""
+
+    name: str
+    role: str
+    company_side: bool
+
+
+def is_company_side(name: str, role: str, affiliation: str = "") -> bool:
+    """Whether a participant speaks for the company (an executive) rather than as an outsider."""
+    name, role = name.strip(), role.strip().lower()
+    if not name or _NON_COMPANY_NAMES.match(name):
+        return False
+    if affiliation.strip() or "analyst" in role or "anlyst" in role:
+        return False
+    return not ("investor" in role and "investor relation" not in role)
+
+
+def parse_participant(entry: str) -> Participant:
+    """Parse ``"Name--Role"`` / ``"Name -- Firm -- Analyst"`` (Motley Fool participant lists)."""
+    parts = [p.strip() for p in re.split(r"\s*--\s*", entry.strip())]
+    name = parts[0]
+    role = " -- ".join(parts[1:])
+    affiliation = " -- ".join(parts[1:-1]) if len(parts) > 2 else ""
+    return Participant(
+        name, role, is_company_side(name, parts[-1] if len(parts) > 1 else "", affiliation)
+    )
+
+
+def looks_like_name(text: str) -> bool:
+    """A person's name as speaker lines write it: 1-6 capitalised tokens, no digits."""
+    tokens = text.split()
+    if not 1 <= len(tokens) <= 6 or any(ch.isdigit() for ch in text):
+        return False
+    return bool(re.match(r"[A-Z]", tokens[0])) and all(_NAME_TOKEN.fullmatch(t) for t in tokens)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One speaker's turn: speech lines as (start, end) offsets into the text."""
+
+    speaker: str  # "Operator", a name, or "" for text before any speaker line
+    role: str
+    company_side: bool
+    section: str  # "title" (before any section), "presentation", "qa"
+    start: int  # offset of the speaker line (or of the first speech line)
+    lines: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def is_operator(self) -> bool:
+        return self.speaker.lower() == "operator"
+
+
+@dataclass(frozen=True)
+class ParsedTranscript:
+    """A transcript read by its layout; offsets index the text that was parsed."""
+
+    layout: str
+    participants: tuple[Participant, ...] = ()
+    turns: tuple[Turn, ...] = ()
+    qa_start: int | None = None  # offset of the first Q&A heading, if any
+    qa_heading: str | None = None
+    headings: tuple[str, ...] = ()  # every section heading seen, in order
+    layout_lines: int = 0  # speaker, heading, separator and participant-list lines
+    notes: tuple[str, ...] = field(default=())
+
+
+def _norm(line: str) -> str:
+    return " ".join(line.split())
+
+
+def heading_kind(line: str) -> str | None:
+    """The kind of section heading ``line`` is, or None."""
+    for kind, pattern in _HEADING.items():
+        if pattern.fullmatch(line):
+            return kind
+    return None
+
+
+def _line_spans(text: str) -> list[tuple[int, int]]:
+    spans, pos = [], 0
+    for line in text.split("\n"):
+        spans.append((pos, pos + len(line)))
+        pos += len(line) + 1
+    return spans
+
+
+def detect_layout(text: str) -> str:
+    """Name of the layout ``text`` is written in (module docstring)."""
+    lines = [_norm(line) for line in text.split("\n")]
+    kinds = {heading_kind(line) for line in lines if line} - {None}
+    low = {line.lower().rstrip(":") for line in lines}
+    separators = sum(bool(_SEPARATOR.fullmatch(line)) for line in lines if line)
+    brackets = sum(bool(_BRACKET_SPEAKER.fullmatch(line)) for line in lines if line)
+    if separators >= 2 and (brackets >= 1 or "corporate participants" in low):
+        return "streetevents"
+    if {"executives", "analysts"} & low and "call participants" in low:
+        return "capiq"
+    if "question and answer" in low and "presentation" in low:
+        return "capiq"
+    if "company participants" in low or "question-and-answer session" in low:
+        return "seekingalpha"
+    dash = sum(1 for i in range(len(lines)) if _dash_line(lines, i))
+    if "prepared remarks" in low or (dash and "qa" in kinds):
+        return "motleyfool"
+    if dash:
+        return "dash"
+    colon = [m["name"] for line in lines if (m := _COLON_SPEAKER.match(line))]
+    colon = [n for n in colon if looks_like_name(n) and len(n.split()) <= 4]
+    if len(colon) >= 2 and (len(set(colon)) >= 2 or "Operator" in colon):
+        return "colon"
+    return "unknown" if _looks_structured(lines, separators) else "prose"
+
+
+def _looks_structured(lines: list[str], separators: int) -> bool:
+    """Layout lines we do not know: separators, or short non-sentence lines that repeat."""
+    short = [line for line in lines if line and len(line) < 80 and not _SENTENCE_LINE.match(line)]
+    repeated = {line for line in short if short.count(line) >= 2}
+    return separators >= 2 or len(repeated) >= 2
+
+
+def _dash_line(lines: list[str], i: int) -> bool:
+    line = lines[i]
+    if not line or (i > 0 and lines[i - 1]) or (i + 1 < len(lines) and lines[i + 1]):
+        return False
+    m = _DASH_SPEAKER.fullmatch(line)
+    return bool(m and looks_like_name(m["name"].strip()))
+
+
+# --- participant lists --------------------------------------------------------------------------
+def _entry(line: str, next_line: str) -> tuple[str, str, bool] | None:
+    """(name, role, uses next line) of one participant-list entry, or None."""
+    line = _BULLET.sub("", line).strip()
+    if " -- " in line or "--" in line:
+        person = parse_participant(line)
+        return (person.name, person.role, False) if looks_like_name(person.name) else None
+    if looks_like_name(line):
+        takes_next = bool(next_line) and not looks_like_name(_BULLET.sub("", next_line).strip())
+        return line, (next_line.strip() if takes_next else ""), takes_next
+    parts = _ENTRY_SPLIT.split(line, maxsplit=1)
+    if len(parts) == 2 and looks_like_name(parts[0].strip()):
+        return parts[0].strip(), parts[1].strip(), False
+    return None
+
+
+def _participants_block(lines: list[str], i: int, side: str) -> tuple[int, list[Participant], str]:
+    """Parse a list starting after heading line ``i``; returns (next line, people, side)."""
+    people: list[Participant] = []
+    j = i + 1
+    while j < len(lines):
+        line = lines[j]
+        kind = heading_kind(line) if line else None
+        if not line or (_SEPARATOR.fullmatch(line) and not people):
+            j += 1
+            continue
+        if kind in ("corporate", "outside"):
+            side = kind
+            j += 1
+            continue
+        if kind or _SEPARATOR.fullmatch(line) or line.lower().rstrip(":") == "operator":
+            break
+        nxt = lines[j + 1] if j + 1 < len(lines) else ""
+        entry = _entry(line, "" if heading_kind(nxt) or _SEPARATOR.fullmatch(nxt) else nxt)
+        if entry is None:
+            if _SENTENCE_LINE.match(line):
+                break
+            j += 1
+            continue
+        name, role, takes_next = entry
+        company = side == "corporate" or (side == "participants" and is_company_side(name, role))
+        if side == "participants" and " -- " not in line and "--" not in line:
+            company = is_company_side(name, role.split(" - ")[-1])
+        people.append(Participant(name, role, company and not _UNIDENTIFIED.fullmatch(name)))
+        j += 2 if takes_next else 1
+    return j, people, side
+
+
+# --- speaker lines --------------------------------------------------------------------------------
+def _alone(lines: list[str], i: int) -> bool:
+    """Line ``i`` stands after a blank or separator line (or at the start)."""
+    return i == 0 or not lines[i - 1] or bool(_SEPARATOR.fullmatch(lines[i - 1]))
+
+
+def _bracket_who(who: str, corporate: set[str]) -> tuple[str, str, bool]:
+    """(name, role, company side) of a StreetEvents speaker ``Name, Company - Title``."""
+    name, _, affiliation = (part.strip() for part in who.partition(","))
+    company, _, title = affiliation.rpartition(" - ")
+    title = title or affiliation
+    side = name in corporate or (bool(company) and company.strip() in corporate)
+    if not side and name not in corporate:
+        side = not corporate and is_company_side(name, title)
+    return name, affiliation, side and not _UNIDENTIFIED.fullmatch(name)
+
+
+def _speaker(
+    layout: str, lines: list[str], i: int, known: dict[str, Participant], corporate: set[str]
+) -> tuple[str, str, bool, int, int] | None:
+    """(name, role, company side, lines used, speech offset in the line) if a turn opens at ``i``."""
+    line = lines[i]
+    if layout in ("motleyfool", "dash"):
+        if line.lower().rstrip(":") == "operator" and _alone(lines, i):
+            return "Operator", "", False, 1, -1
+        if _dash_line(lines, i):
+            person = parse_participant(line)
+            known_side = known.get(person.name)
+            side = known_side.company_side if known_side else person.company_side
+            return person.name, person.role, side, 1, -1
+        return None
+    if layout == "streetevents":
+        m = _BRACKET_SPEAKER.fullmatch(line)
+        if not m:
+            return None
+        name, role, side = _bracket_who(m["who"], corporate)
+        return name, role, side, 1, -1
+    if layout == "colon":
+        m = _COLON_SPEAKER.match(line)
+        if not m or not looks_like_name(m["name"]) or len(m["name"].split()) > 4:
+            return None
+        if m["name"] not in known and m["name"] != "Operator" and not _alone(lines, i):
+            return None
+        person = known.get(m["name"])
+        role = m["role"] or (person.role if person else "")
+        side = person.company_side if person else is_company_side(m["name"], role)
+        return m["name"], role, side, 1, m.end()
+    if layout in ("capiq", "seekingalpha") and _alone(lines, i):
+        name = line.rstrip(":")
+        if name not in known and not _UNIDENTIFIED.fullmatch(name):
+            return None
+        person = known.get(name)
+        role = person.role if person else ""
+        used = 1
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if layout == "capiq" and nxt and not _SENTENCE_LINE.match(nxt) and len(nxt) < 100:
+            role, used = nxt, 2  # the title line under the name
+        side = person.company_side if person else False
+        return name, role, side, used, -1
+    return None
+
+
+# --- the parse -------------------------------------------------------------------------------------
+def parse_transcript(text: str, layout: str | None = None) -> ParsedTranscript:
+    """Read ``text`` in its layout (detected when not given): participants, turns, sections."""
+    layout = layout or detect_layout(text)
+    if layout in ("prose", "unknown"):
+        return ParsedTranscript(layout)
+    spans = _line_spans(text)
+    lines = [_norm(text[a:b]) for a, b in spans]
+    participants: list[Participant] = []
+    headings: list[str] = []
+    list_lines: set[int] = set()
+    i = 0
+    while i < len(lines):  # participant lists first: their names make speaker lines known
+        kind = heading_kind(lines[i]) if lines[i] else None
+        if kind in ("corporate", "outside", "participants"):
+            end, people, _ = _participants_block(lines, i, kind)
+            participants += people
+            list_lines.update(range(i, end))
+            i = end
+        else:
+            i += 1
+    known = {p.name: p for p in participants}
+    corporate = {p.name for p in participants if p.company_side}
+    corporate |= {
+        p.role.rpartition(" - ")[0].strip()
+        for p in participants
+        if p.company_side and " - " in p.role
+    } - {""}
+    turns: list[Turn] = []
+    current: dict | None = None
+    section = "title" if layout in ("motleyfool", "streetevents", "capiq") else "presentation"
+    qa_start = qa_heading = None
+    n_layout = len(list_lines)
+
+    def close() -> None:
+        if current is not None:
+            turns.append(Turn(**current))
+
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if i in list_lines or not line:
+            i += 1
+            continue
+        kind = heading_kind(line)
+        if _SEPARATOR.fullmatch(line) or _DURATION.fullmatch(line) or kind is not None:
+            n_layout += 1
+            if kind in ("presentation", "qa") and _speech_follows(lines, i, list_lines):
+                headings.append(line)
+                section = "presentation" if kind == "presentation" else "qa"
+                if kind == "qa" and qa_start is None:
+                    qa_start, qa_heading = spans[i][0], line
+                close()
+                current = None
+            i += 1
+            continue
+        who = _speaker(layout, lines, i, known, corporate)
+        if who is not None:
+            close()
+            name, role, side, used, speech_at = who
+            n_layout += used
+            current = dict(
+                speaker=name,
+                role=role,
+                company_side=side,
+                section=section,
+                start=spans[i][0],
+                lines=(),
+            )
+            if speech_at >= 0:  # "Name: speech" on the same line
+                offset = (
+                    spans[i][0]
+                    + len(text[spans[i][0] : spans[i][1]])
+                    - len(text[spans[i][0] : spans[i][1]].lstrip())
+                )
+                current["lines"] = ((offset + speech_at, spans[i][1]),)
+            i += used
+            continue
+        if current is None:
+            current = dict(
+                speaker="",
+                role="",
+                company_side=False,
+                section=section,
+                start=spans[i][0],
+                lines=(),
+            )
+        current["lines"] = current["lines"] + (spans[i],)
+        i += 1
+    close()
+    return ParsedTranscript(
+        layout, tuple(participants), tuple(turns), qa_start, qa_heading, tuple(headings), n_layout
+    )
+
+
+def _speech_follows(lines: list[str], i: int, list_lines: set[int]) -> bool:
+    """Whether a non-heading line follows heading ``i`` before the next heading (not a contents list)."""
+    for j in range(i + 1, len(lines)):
+        line = lines[j]
+        if not line or _SEPARATOR.fullmatch(line):
+            continue
+        return j not in list_lines and heading_kind(line) is None
+    return False
