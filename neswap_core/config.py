@@ -62,6 +62,11 @@ PLACEHOLDER_PATTERN = r"\[(?:Company Name|URL|Executive \d+|Suppressed|MASK|{cat
 )
 SUPPRESSED_PLACEHOLDER = "[Suppressed]"
 
+#: The swappable pseudo-category of distinctive terms (SPEC §10): not an NER category, never
+#: in z or the risk model; its spans are words statistically distinctive of one company.
+TERM_CATEGORY = "Term"
+TERM_LABEL = "TERM"
+
 
 #: Strings NER often takes for names but that are never swappable entities (issue 10): regular
 #: expressions matched case-insensitively against a whole entity string. A span matching one is
@@ -127,6 +132,13 @@ PAPER_POPULATIONS: tuple[float, ...] = (1e10, 1e20, 1e30)
 PAPER_FAMILIES: tuple[str, ...] = ("pkb", "scauchy")
 PAPER_KS: tuple[int, ...] = (10, 30)
 PAPER_MIN_WEIGHTS: tuple[float, ...] = (1e-3, 1e-10)
+
+# --- plans (SPEC §10) ----------------------------------------------------------------------------
+DEFAULT_PLAN_COVERAGE = 0.9  # share of swappable chunks changed at which rounds stop
+DEFAULT_SIMILARITY_FLOOR = 0.3  # cosine of a pair's embeddings; below it a swap reads wrongly
+DEFAULT_CONCENTRATION_FLOOR = 0.0  # fitted ρ of a cluster; below it the cluster gives no pair
+DEFAULT_TERM_MIN_Z = 3.0  # log-odds z-score above which a term is distinctive of a company
+DEFAULT_TERM_TOP_K = 60  # distinctive terms kept per company
 
 
 @dataclass
