@@ -22,6 +22,14 @@ from .config import RunConfig
 from .corpus import Chunk
 from .errors import FitError
 from .models.mixture import SphericalMixture
+from .release.candidates import (
+    PlanCandidates,
+    PlanGrid,
+    candidate_table,
+    choose_candidate,
+    paper_rows,
+    plan_candidates,
+)
 from .release.frontier import TradeOffChoice, choose_release, describe_release, frontier_mask
 from .release.releases import ReleaseContext, Sweep, sweep_releases
 from .release.rewrite import apply_roles
@@ -74,6 +82,31 @@ def sweep_for_config(ctx: ReleaseContext, config: RunConfig, progress: Progress 
         suppress_leftovers=config.suppress_leftovers, seed=config.seed,
         population=config.population, progress=progress,
     )
+
+
+def candidates_for_config(
+    sweep: Sweep, config: RunConfig, scorer=None, progress: Progress | None = None
+) -> tuple[pd.DataFrame, PlanCandidates | None]:
+    """Every candidate release of ``config``: the paper's single rounds and the plan grid (SPEC §10).
+
+    The one function the CLI and the app call, so both show the same candidates. ``scorer``:
+    an attack ``ReleaseScorer`` (check/attack.py) for the measured accuracies, or None. With
+    ``plan_rounds = 0`` only the paper's candidates are listed.
+    """
+    plans = None
+    if config.plan_rounds > 0:
+        plans = plan_candidates(sweep.ctx, PlanGrid.from_config(config), config.population,
+                                scorer, progress)  # fmt: skip
+    paper = paper_rows(sweep, sweep.table(config.population), scorer)
+    return candidate_table(paper, plans.table if plans else None), plans
+
+
+def goal_choice(table: pd.DataFrame, config: RunConfig) -> TradeOffChoice:
+    """The most useful candidate whose measured chunk accuracy is at most ``max_chunk_accuracy``.
+
+    Without measured accuracies (no attacker) the goal cannot be checked: a clear error.
+    """
+    return choose_candidate(table, config.max_chunk_accuracy, "chunk_accuracy", config.goal_utility)
 
 
 @dataclass

@@ -180,6 +180,19 @@ class RunConfig:
     # trade-off line DR = c + a * DU (SPEC §7)
     trade_off_a: float = 0.0
     trade_off_c: float = 0.97
+    # plans (SPEC §10): plan_rounds = 0 builds only the paper's single-round candidates
+    plan_rounds: int = 0
+    plan_categories: list[str] = field(default_factory=list)  # [] = the S categories
+    plan_terms: list[bool] = field(default_factory=lambda: [False, True])
+    plan_redaction_levels: list[float] = field(default_factory=lambda: [0.0])
+    plan_require: str = "any"
+    plan_coverage: float = DEFAULT_PLAN_COVERAGE
+    plan_similarity_floor: float = DEFAULT_SIMILARITY_FLOOR
+    plan_concentration_floor: float = DEFAULT_CONCENTRATION_FLOOR
+    plan_one_vs_many: bool = True
+    # the goal "most useful release whose measured chunk accuracy is at most X" (1.0 = off)
+    max_chunk_accuracy: float = 1.0
+    goal_utility: str = "words_unchanged"
 
     def __post_init__(self) -> None:
         self.validate()
@@ -215,6 +228,30 @@ class RunConfig:
             raise ConfigError(f"population N must be > 1, got {self.population}.")
         if self.trade_off_a < 0:
             raise ConfigError("The trade-off slope a must be >= 0 (SPEC §7).")
+        self._validate_plans()
+
+    def _validate_plans(self) -> None:
+        if self.plan_rounds < 0:
+            raise ConfigError(f"plan_rounds must be >= 0 (0 = no plans), got {self.plan_rounds}.")
+        unknown = [c for c in self.plan_categories if c not in CATEGORIES]
+        if unknown:
+            raise ConfigError(f"plan_categories has unknown categories {unknown}; known: {list(CATEGORIES)}.")
+        if any(not 0 <= v <= 1 for v in self.plan_redaction_levels):
+            raise ConfigError("plan_redaction_levels are proportions of words in [0, 1].")
+        if self.plan_require not in ("all", "any"):
+            raise ConfigError(f"plan_require must be 'all' or 'any', got {self.plan_require!r}.")
+        if not 0 < self.plan_coverage <= 1:
+            raise ConfigError(f"plan_coverage is a proportion in (0, 1], got {self.plan_coverage}.")
+        if not -1 <= self.plan_similarity_floor <= 1:
+            raise ConfigError("plan_similarity_floor is a cosine in [-1, 1].")
+        if not 0 <= self.plan_concentration_floor < 1:
+            raise ConfigError("plan_concentration_floor is a ρ in [0, 1).")
+        if not 0 <= self.max_chunk_accuracy <= 1:
+            raise ConfigError(f"max_chunk_accuracy is a proportion in [0, 1], got {self.max_chunk_accuracy}.")
+        if self.goal_utility not in ("words_unchanged", "du", "mean_cosine", "clusters_unchanged"):
+            raise ConfigError(
+                "goal_utility must be one of words_unchanged, du, mean_cosine, clusters_unchanged."
+            )
         for pattern in self.not_entity_patterns:
             try:
                 re.compile(pattern)

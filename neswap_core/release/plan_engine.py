@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..config import MASK_PLACEHOLDER
 from ..corpus import Chunk
 from ..errors import ConfigError
 from .plans import Change, OneVsMany, Plan, Redact, SwapRound, TermSwap, swap_change
@@ -35,6 +36,25 @@ class PlanResources:
         if key not in self.terms:
             self.terms[key] = fit_terms(self.base, min_z=step.min_z, top_k=step.top_k)
         return self.terms[key]
+
+    def redactor(self, method: str):
+        """The word scorer of a redaction method, fitted once on the pre-plan chunks."""
+        if method not in self.redactors:
+            texts, labels = [c.text for c in self.base], [c.protected for c in self.base]
+            if method == "smarter":
+                from .redaction import SmarterRedactor
+
+                self.redactors[method] = SmarterRedactor().fit(texts, labels)
+            else:
+                try:
+                    from .ranker import fit_ranker
+                except ImportError as exc:
+                    raise ConfigError(
+                        "The learned ranker (release/ranker.py) is not in this build; use "
+                        "the 'smarter' redaction method."
+                    ) from exc
+                self.redactors[method] = fit_ranker(texts, labels)
+        return self.redactors[method]
 
 
 @dataclass(frozen=True)
@@ -194,15 +214,33 @@ def _one_vs_many(ctx, state: _State, step_no: int, s: OneVsMany, rng, rejected) 
     return moved
 
 
-def _redact(ctx, state: _State, step_no: int, s: Redact, resources, rejected) -> int:
-    try:
-        from . import redaction
-    except ImportError as exc:
-        raise ConfigError(
-            "This build has no redaction operators (release/redaction.py); remove the Redact "
-            "step from the plan."
-        ) from exc
-    return redaction.apply_redact_step(state, step_no, s, resources, rejected)
+def _redact(state: _State, step_no: int, s: Redact, resources: PlanResources, rejected) -> int:
+    """Mask the top ``s.level`` of each chunk's words; one ``Change`` per masked word.
+
+    A redaction's key is (chunk, word, which occurrence of the word in the chunk's current
+    text), so rejecting it keeps that word whatever step number the plan gives the redaction.
+    """
+    from .redaction import apply_redactions, redact_chunks
+
+    _, records = redact_chunks(state.chunks, resources.redactor(s.method), s.level)
+    by_chunk: dict[str, list] = {}
+    for record in records:
+        by_chunk.setdefault(record.chunk_id, []).append(record)
+    masked = 0
+    for position, chunk in enumerate(list(state.chunks)):
+        kept = []
+        for r in by_chunk.get(chunk.chunk_id, ()):
+            occurrence = chunk.text[: r.start].count(r.word)
+            change = Change(step_no, "redact", chunk.chunk_id, r.word, MASK_PLACEHOLDER, None,
+                            (("occurrence", occurrence),), state.rounds)  # fmt: skip
+            if change.key in rejected:
+                continue
+            kept.append(r)
+            state.changes.append(change)
+        if kept:
+            state.put(position, apply_redactions(chunk, kept), swap=False)
+            masked += len(kept)
+    return masked
 
 
 def run_plan(ctx, plan: Plan, rng: np.random.Generator, rejected: frozenset[str],
@@ -224,7 +262,7 @@ def run_plan(ctx, plan: Plan, rng: np.random.Generator, rejected: frozenset[str]
                 prev = stages[-1].coverage if stages else 0.0
                 stages.append(_stage(state, "one-vs-many", n, prev, f"{moved} leftover values moved"))
         elif isinstance(step, Redact):
-            masked = _redact(ctx, state, n, step, resources, rejected)
+            masked = _redact(state, n, step, resources, rejected)
             prev = stages[-1].coverage if stages else 0.0
             stages.append(_stage(state, f"{100 * step.level:g} % masked", n, prev,
                                  f"{masked} words masked"))  # fmt: skip

@@ -215,6 +215,14 @@ class Plan:
         """The largest number of swap rounds the plan may make."""
         return sum(s.rounds for s in self.steps if isinstance(s, SwapRound))
 
+    def steps_categories(self) -> tuple[str, ...]:
+        """Every category some swap round of the plan exchanges, in first-use order."""
+        seen: dict[str, None] = {}
+        for s in self.steps:
+            if isinstance(s, SwapRound):
+                seen.update(dict.fromkeys(s.categories))
+        return tuple(seen)
+
     @property
     def risk_categories(self) -> tuple[str, ...]:
         """J of the DR (first swap round's entity categories; see ``plan_risk`` in candidates)."""

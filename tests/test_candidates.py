@@ -1,0 +1,152 @@
+"""Candidates of a plan grid (SPEC §10): DR of one round = the paper's, measures, the goal."""
+
+from __future__ import annotations
+
+import hashlib
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from neswap_core.config import MASK_PLACEHOLDER, RunConfig
+from neswap_core.errors import ConfigError
+from neswap_core.models.mixture import SphericalMixture
+from neswap_core.release import risk as risk_mod
+from neswap_core.release.candidates import (
+    PlanGrid,
+    choose_candidate,
+    describe_candidate,
+    paper_rows,
+    plan_candidates,
+    plan_risk,
+)
+from neswap_core.release.measures import word_counts
+from neswap_core.release.plans import Plan, Redact, SwapRound, apply_plan
+from neswap_core.release.redaction import masked_count
+from neswap_core.release.releases import ReleaseContext, sweep_releases
+from tests.test_plans import make_chunk
+
+WORDS = {"C0": "broadband fiber", "C1": "cloud software", "C2": "retail stores", "C3": "games studio"}
+
+
+def embed(texts):
+    """Deterministic unit vectors from the text's hash (a stand-in for MiniLM)."""
+    out = []
+    for text in texts:
+        seed = int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
+        v = np.random.default_rng(seed).normal(size=8) + np.array([3.0, 0, 0, 0, 0, 0, 0, 0])
+        out.append(v / np.linalg.norm(v))
+    return np.array(out, dtype=np.float32)
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    chunks = []
+    for c in range(4):
+        for k in range(8):
+            ents = [("Organization", f"Org{c}x{k % 3}"), ("Location", f"Loc{c}x{k}"),
+                    ("Date", f"Day{k}")]  # fmt: skip
+            chunks.append(make_chunk(f"d{c}#{k:04d}", f"C{c}", ents,
+                                     filler=f"Our {WORDS[f'C{c}']} grew"))  # fmt: skip
+    x = embed([c.text for c in chunks])
+    mix = SphericalMixture(n_components=2, n_init=1, random_state=0).fit(x)
+    return ReleaseContext(chunks, x, mix, embed)
+
+
+def test_one_round_plan_gives_the_papers_dr(ctx):
+    plan = Plan((SwapRound(("Organization", "Location"), rounds=1, require="all"),))
+    result = apply_plan(ctx, plan, np.random.default_rng(0))
+    stage = result.stages[0]
+    profile = risk_mod.fit_risk(ctx.z, ["Organization", "Location"], 1e20)
+    swapped = {cid for c in result.changes for cid in c.chunk_ids}
+    hits = len(swapped & profile.sample_unique_ids)
+    expected = 1 - hits / profile.s1 * min(profile.p_hat, 1.0) if hits else 1.0
+    assert plan_risk(ctx, plan, stage.swapped, 1e20, {}) == pytest.approx(expected, abs=1e-15)
+    assert hits > 0 and expected < 1
+
+
+def test_plan_rows_carry_exact_measures(ctx):
+    grid = PlanGrid(categories=(("Organization", "Location"),), rounds=2, terms=(False,),
+                    similarity_floor=-1.0, one_vs_many=False)  # fmt: skip
+    cands = plan_candidates(ctx, grid, 1e20)
+    table = cands.table
+    assert list(table["rounds"]) == list(range(1, len(table) + 1))
+    last = table.iloc[-1]
+    result, stage = cands.stage(last["release_id"])
+    changed = {p: c for p, c in stage.changed.items() if c.text != ctx.chunks[p].text}
+    assert last["chunks_changed"] == pytest.approx(len(changed) / len(ctx.chunks))
+    new_x = embed([c.text for c in changed.values()])
+    cos = (ctx.embeddings[list(changed)] * new_x).sum(axis=1)
+    expected = (len(ctx.chunks) - len(changed) + cos.sum()) / len(ctx.chunks)
+    assert last["mean_cosine"] == pytest.approx(expected, rel=1e-6)
+    kept = sum(word_counts(ctx.chunks[p].text, c.text)[0] for p, c in changed.items())
+    total = sum(word_counts(c.text, c.text)[1] for c in ctx.chunks)
+    lost = sum(word_counts(ctx.chunks[p].text, c.text)[1] for p, c in changed.items()) - kept
+    assert last["words_unchanged"] == pytest.approx(1 - lost / total)
+    assert table["dr"].is_monotonic_decreasing  # later rounds only swap more uniques
+
+
+def test_word_counts_count_a_swapped_name_and_a_mask():
+    assert word_counts("Acme Corp sold widgets", "Globex sold widgets") == (2, 4)
+    assert word_counts("we sold widgets", f"we sold {MASK_PLACEHOLDER}") == (2, 3)
+
+
+def test_paper_rows_keep_the_sweeps_du_and_dr(ctx):
+    sweep = sweep_releases(ctx, ["Organization", "Location"], combination_size=2, max_swaps=5)
+    table = sweep.table(1e20)
+    rows = paper_rows(sweep, table)
+    assert list(rows.index) == list(table.index)
+    assert (rows["du"].to_numpy() == table["du"].to_numpy()).all()
+    assert (rows["dr"].to_numpy() == table["dr"].to_numpy()).all()
+    assert (rows["chunks_changed"] <= 2 * rows["swaps"] / len(ctx.chunks) + 1e-12).all()
+
+
+def test_redaction_step_masks_the_stated_share_and_a_rejected_word_stays(ctx):
+    plan = Plan((Redact(0.25),))
+    result = apply_plan(ctx, plan, np.random.default_rng(0))
+    from neswap_core.release.redaction import word_spans
+
+    for before, after in zip(ctx.chunks, result.chunks, strict=True):
+        assert after.text.count(MASK_PLACEHOLDER) == masked_count(len(word_spans(before.text)), 0.25)
+    first = result.changes[0]
+    again = apply_plan(ctx, plan, np.random.default_rng(0), rejected=frozenset({first.key}))
+    chunk = next(c for c in again.chunks if c.chunk_id == first.chunk_id)
+    assert first.before in chunk.text and first.key not in {c.key for c in again.changes}
+
+
+def test_goal_picks_the_most_useful_release_under_the_accuracy_bound():
+    table = pd.DataFrame({"chunk_accuracy": [0.7, 0.35, 0.25, 0.1], "words_unchanged": [0.99, 0.95, 0.9, 0.5],
+                          "swaps": [1, 2, 3, 4]}, index=list("abcd"))  # fmt: skip
+    assert choose_candidate(table, 0.30).index == "c"
+    none = choose_candidate(table, 0.05)
+    assert none.index == "d" and not none.line_reached
+    with pytest.raises(ConfigError, match="attacker"):
+        choose_candidate(table.drop(columns="chunk_accuracy"), 0.3)
+    row = pd.Series({"description": "2 rounds", "chunks_changed": 0.71, "words_unchanged": 0.894,
+                     "chunk_accuracy": 0.28, "document_accuracy": 0.4})  # fmt: skip
+    assert describe_candidate(row).startswith("2 rounds: 71 % of chunks changed, 89 % of words unchanged")
+
+
+def test_grid_from_config_lists_every_combination():
+    config = RunConfig(plan_rounds=3, plan_terms=[False, True], plan_redaction_levels=[0.0, 0.1])
+    plans = PlanGrid.from_config(config).plans()
+    assert len(plans) == 4
+    assert {p.describe() for p in plans} >= {
+        "up to 3 rounds of swapping Organization + Person + Product + Location, leftovers moved one-vs-many"
+    }
+
+
+def test_scorer_accuracies_enter_the_rows(ctx):
+    calls = []
+
+    class Scorer:
+        def score(self, changed):
+            calls.append(dict(changed))
+            return SimpleNamespace(chunk_top1=1 - len(changed) / 32, document_accuracy=0.5)
+
+    grid = PlanGrid(categories=(("Organization",),), rounds=1, terms=(False,), one_vs_many=False,
+                    similarity_floor=-1.0)  # fmt: skip
+    table = plan_candidates(ctx, grid, 1e20, scorer=Scorer()).table
+    assert table["chunk_accuracy"].iloc[0] == pytest.approx(1 - table["chunks_changed"].iloc[0])
+    assert all(isinstance(t, str) for call in calls for t in call.values())
