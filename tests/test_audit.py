@@ -1,0 +1,214 @@
+"""The divergence audit (SPEC §9): reference vectors, conversion cases, closed forms, edge cases.
+
+The reference values come from an independent implementation (../shared/anchors); the closed
+forms are KL(N(μ, I) ‖ N(0, I)) = ‖μ‖²/2 and 0 for identical laws; a plain loop written from
+the anchors' README checks the vectorised estimator where the anchors do not reach (d = 384,
+near-duplicates, a fully masked document).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from neswap_core.check.audit import ALPHAS, RenyiAudit, audit_comparison, released_embeddings
+from neswap_core.check.renyi import renyi_divergence
+from neswap_core.check.zcdp import zcdp_epsilon, zcdp_line
+from neswap_core.errors import FitError
+
+ANCHORS = Path(__file__).resolve().parents[2] / "shared" / "anchors" / "renyi_vectors.json"
+needs_anchors = pytest.mark.skipif(not ANCHORS.exists(), reason="../shared/anchors is not available")
+
+
+def anchors() -> dict:
+    return json.loads(ANCHORS.read_text())
+
+
+def case_ids(section: str) -> list[str]:
+    return [c["name"] for c in anchors()[section]] if ANCHORS.exists() else []
+
+
+# --- reference vectors ------------------------------------------------------------------------------
+@needs_anchors
+@pytest.mark.parametrize("name", case_ids("inline"))
+def test_paper_estimator_reproduces_the_reference_vectors(name):
+    case = next(c for c in anchors()["inline"] if c["name"] == name)
+    alphas = case["estimates"]["alphas"]
+    fwd, rev = renyi_divergence(np.array(case["X0"]), np.array(case["X1"]), alphas, k=case["k"])
+    np.testing.assert_allclose(fwd, case["estimates"]["paper"]["fwd"], rtol=1e-9, atol=0)
+    np.testing.assert_allclose(rev, case["estimates"]["paper"]["rev"], rtol=1e-9, atol=0)
+
+
+@needs_anchors
+@pytest.mark.parametrize("name", case_ids("conversion"))
+def test_zcdp_conversion_reproduces_the_reference_cases(name):
+    case = next(c for c in anchors()["conversion"] if c["name"] == name)
+    line = zcdp_line(case["alphas"], case["D"], case["delta"])
+    assert line.xi == pytest.approx(case["xi"], rel=1e-9, abs=1e-12)
+    assert line.rho == pytest.approx(case["rho"], rel=1e-9, abs=1e-12)
+    assert line.epsilon == pytest.approx(case["eps_zcdp"], rel=1e-9)
+
+
+def test_zcdp_line_is_above_every_point_and_no_other_line_is_better():
+    rng = np.random.default_rng(3)
+    alphas = np.array(ALPHAS[1:])
+    for _ in range(20):
+        d = np.sort(rng.gamma(2.0, 0.5, alphas.size)) * rng.uniform(0.1, 3.0)
+        line = zcdp_line(alphas, d, 1e-3)
+        assert np.all(line.at(alphas) >= d - 1e-12)
+        assert line.epsilon == pytest.approx(zcdp_epsilon(line.xi, line.rho, 1e-3))
+        # Brute force over slopes: the best intercept for each slope, never a smaller ε.
+        for rho in np.linspace(0.0, d.max(), 400):
+            xi = max(0.0, float((d - rho * alphas).max()))
+            assert zcdp_epsilon(xi, rho, 1e-3) >= line.epsilon - 1e-12
+
+
+def test_zcdp_ignores_kl_and_rejects_bad_delta():
+    line = zcdp_line([1.0, 2.0], [5.0, 0.2], 0.01)  # KL is no zCDP constraint
+    assert line.xi + 2 * line.rho == pytest.approx(0.2)
+    with pytest.raises(FitError, match="δ"):
+        zcdp_line([2.0], [0.1], 0.0)
+
+
+# --- closed forms -------------------------------------------------------------------------------------
+def test_kl_of_a_gaussian_shift_matches_the_closed_form():
+    """KL(N(μ, I) ‖ N(0, I)) = ‖μ‖²/2 in both directions. The kNN plug-in is consistent but biased
+    at finite n (upwards near 0 — the permutation floor shows by how much — and downwards in the
+    tails at large shifts), hence a tolerance of 0.15 + 10 %."""
+    rng = np.random.default_rng(0)
+    estimates = []
+    for shift in (0.5, 1.0, 2.0):
+        mu = np.array([shift, 0.0])
+        x0, x1 = rng.normal(size=(2000, 2)) + mu, rng.normal(size=(2000, 2))
+        fwd, rev = renyi_divergence(x0, x1, [1.0])
+        truth = shift**2 / 2
+        assert abs(fwd[0] - truth) <= 0.15 + 0.1 * truth, (shift, fwd[0])
+        assert abs(rev[0] - truth) <= 0.15 + 0.1 * truth, (shift, rev[0])
+        estimates.append(fwd[0])
+    assert np.all(np.diff(estimates) > 0)
+
+
+def test_identical_laws_stay_within_the_permutation_floor():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(400, 4))
+    audit = RenyiAudit(n_bootstrap=5, n_permutations=20, random_state=0).fit(x, ["a"] * 200 + ["b"] * 200)
+    curve = audit.audits_["a"].curve.set_index("alpha")
+    for alpha in (1.0, 2.0):
+        row = curve.loc[alpha]
+        assert row["estimate"] <= row["null_mean"] + 3 * row["null_sd"], row
+    # ... and a real shift stands far above it.
+    shifted = np.vstack([x[:200] + 1.5, x[200:]])
+    far = RenyiAudit(n_bootstrap=5, n_permutations=20).fit(shifted, ["a"] * 200 + ["b"] * 200)
+    row = far.audits_["a"].curve.set_index("alpha").loc[1.0]
+    assert row["estimate"] > row["null_mean"] + 5 * row["null_sd"]
+    assert far.epsilon_ > audit.epsilon_
+
+
+# --- a plain loop from the anchors' README, for what the anchors do not cover -------------------------
+def loop_estimate(x0: np.ndarray, x1: np.ndarray, alpha: float, k: int = 5) -> float:
+    def atoms(x):
+        u, c = np.unique(np.round(x, 5), axis=0, return_counts=True)
+        return u, c.astype(float)
+
+    def stats(y, u, c):  # n(y) and ρ(y) in the reference (u, c), y itself excluded
+        d = np.sqrt(((u - y) ** 2).sum(axis=1))
+        same = np.all(u == y, axis=1)
+        own = c[same].sum()
+        order = [i for i in np.argsort(d) if not same[i]][:k]
+        return own + c[order].sum(), d[order[-1]]
+
+    (u0, c0), (u1, c1) = atoms(x0), atoms(x1)
+    d = x0.shape[1]
+    n0p = sum(stats(y, u0, c0)[0] for y in u0)
+    n1p = sum(stats(y, u1, c1)[0] for y in u1)
+    terms = []
+    for y, cy in zip(u0, c0, strict=True):
+        n0, r0 = stats(y, u0, c0)
+        n1, r1 = stats(y, u1, c1)
+        lr = (np.log(n0) - np.log(n0p) - d * np.log(r0)) - (np.log(n1) - np.log(n1p) - d * np.log(r1))
+        terms.append((cy / c0.sum(), lr))
+    w, lr = np.array(terms).T
+    if alpha == 1.0:
+        return float(w @ lr)
+    z = np.log(w) + (alpha - 1) * lr
+    return float((z.max() + np.log(np.exp(z - z.max()).sum())) / (alpha - 1))
+
+
+def unit_rows(rng, n, d=384):
+    x = rng.normal(size=(n, d))
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def test_d384_near_duplicates_are_finite_and_match_the_plain_loop():
+    rng = np.random.default_rng(2)
+    base = unit_rows(rng, 40)
+    x0 = np.vstack([base[:20], base[:5] + 3e-5 * np.eye(384)[:5]])  # 5 near-duplicates (10⁻⁵ apart)
+    x1 = np.vstack([base[20:], base[5:10] + 2e-5 * np.eye(384)[7:12]])
+    fwd, rev = renyi_divergence(x0, x1, ALPHAS)
+    assert np.isfinite(fwd).all() and np.isfinite(rev).all()
+    assert np.all(fwd != 0) and np.all(rev != 0)  # d·log ρ is ~10³ here: nothing overflowed to 0
+    for i, alpha in enumerate(ALPHAS):
+        assert fwd[i] == pytest.approx(loop_estimate(x0, x1, alpha), rel=1e-7)
+        assert rev[i] == pytest.approx(loop_estimate(x1, x0, alpha), rel=1e-7)
+
+
+def test_fully_masked_chunks_give_finite_nonzero_divergences():
+    rng = np.random.default_rng(4)
+    masked = unit_rows(rng, 1)[0]  # "[MASK] [MASK] ." embeds to one vector
+    others = unit_rows(rng, 60)
+    x = np.vstack([np.tile(masked, (12, 1)),  # document a: every chunk fully masked
+                   others[:30], np.tile(masked, (3, 1)),  # document b: some masked chunks
+                   others[30:]])  # document c
+    groups = ["a"] * 12 + ["b"] * 33 + ["c"] * 30
+    audit = RenyiAudit(n_bootstrap=3, n_permutations=3).fit(x, groups)
+    curves = audit.curves_
+    assert np.isfinite(curves[["forward", "reverse", "boot_mean", "null_mean"]].to_numpy()).all()
+    assert np.isfinite(audit.documents_["epsilon"]).all()
+    a = audit.audits_["a"].curve
+    assert (a["forward"] > 0).all()  # the masked atom is rarer among the others: D > 0, not 0
+    # A single repeated atom in both samples is the same law: exactly 0.
+    fwd, rev = renyi_divergence(np.tile(masked, (5, 1)), np.tile(masked, (7, 1)), ALPHAS)
+    np.testing.assert_array_equal(fwd, 0.0)
+    np.testing.assert_array_equal(rev, 0.0)
+
+
+# --- the per-document audit -----------------------------------------------------------------------------
+def test_audit_reports_every_document_and_the_corpus_maximum():
+    rng = np.random.default_rng(5)
+    x = np.vstack([unit_rows(rng, 25, 16) + 0.3 * i for i in range(4)])
+    groups = np.repeat(["w", "x", "y", "z"], 25)
+    audit = RenyiAudit(n_bootstrap=4, n_permutations=3, random_state=7).fit(x, groups)
+    docs = audit.documents_
+    assert list(docs["document"]) == ["w", "x", "y", "z"]
+    assert audit.delta_ == pytest.approx(1 / 100)
+    assert audit.epsilon_ == pytest.approx(docs["epsilon"].max())
+    assert audit.worst_ == docs.loc[docs["epsilon"].idxmax(), "document"]
+    assert len(audit.curves_) == 4 * len(ALPHAS)
+    assert (docs["epsilon_boot_sd"] > 0).all()
+    again = RenyiAudit(n_bootstrap=4, n_permutations=3, random_state=7).fit(x, groups)
+    np.testing.assert_array_equal(again.curves_["boot_mean"], audit.curves_["boot_mean"])
+    table = audit_comparison(audit, again)
+    np.testing.assert_array_equal(table["epsilon_before"], table["epsilon_after"])
+
+
+def test_audit_needs_two_documents():
+    with pytest.raises(FitError, match="at least 2 documents"):
+        RenyiAudit().fit(np.eye(6), ["a"] * 6)
+
+
+def test_released_embeddings_embed_only_the_changed_chunks():
+    calls = []
+
+    def embed(texts):
+        calls.append(list(texts))
+        return np.full((len(texts), 3), 9.0, dtype=np.float32)
+
+    before = np.zeros((5, 3), dtype=np.float32)
+    after = released_embeddings(before, {1: "new b", 3: "new d"}, embed)
+    assert calls == [["new b", "new d"]]
+    np.testing.assert_array_equal(after[[1, 3]], 9.0)
+    np.testing.assert_array_equal(after[[0, 2, 4]], 0.0)
+    assert before.sum() == 0  # the input is not modified
