@@ -11,6 +11,7 @@ PAGES = [
     st.Page("pages/4_swaps.py", title="4 · Swaps", icon=":material/swap_horiz:"),
     st.Page("pages/5_frontier.py", title="5 · Risk–utility frontier", icon=":material/balance:"),
     st.Page("pages/6_export.py", title="6 · Export", icon=":material/download:"),
+    st.Page("pages/7_check.py", title="7 · Check", icon=":material/verified_user:"),
 ]
 
 navigation = st.navigation(PAGES)

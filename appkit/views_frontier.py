@@ -87,20 +87,43 @@ def combination_colors(combinations: Sequence[str]) -> dict[str, str]:
     return {n: COMBINATION_PALETTE[i % len(COMBINATION_PALETTE)] for i, n in enumerate(names)}
 
 
+#: Risk axes of the frontier chart (SPEC §7, §8): column → (axis title, short name). The
+#: measured accuracies are there when the release table carries them (``measured_table``).
+RISK_AXES: dict[str, tuple[str, str]] = {
+    "dr": ("risk DR  (1 = no protection; lower is safer ↓)", "DR"),
+    "chunk_top1": ("measured chunk accuracy: share of passages whose company the attacker "
+                   "names (lower is safer ↓)", "chunk accuracy"),
+    "document_accuracy": ("measured document accuracy: share of documents whose company the "
+                          "attacker names (lower is safer ↓)", "document accuracy"),
+}
+
+
+def risk_axes(table: pd.DataFrame) -> list[str]:
+    """The risk columns of ``table`` the chart can show (DR always first)."""
+    return [k for k in RISK_AXES if k in table and table[k].notna().any()]
+
+
 _HOVER = (
     "<b>%{customdata[0]}</b><br>%{customdata[1]} swaps, r = %{customdata[2]:.1f}% of chunks<br>"
-    "DU %{x:.5f} ± %{customdata[3]:.5f}<br>DR %{y:.4f} ± %{customdata[4]:.4f}<br>"
+    "DU %{x:.5f} ± %{customdata[3]:.5f}<br>DR %{customdata[6]:.4f} ± %{customdata[4]:.4f}<br>"
     "p̂ = %{customdata[5]:.3g}<extra></extra>"
 )
+_HOVER_MEASURED = _HOVER.replace("<extra>", "<br>%{customdata[7]}: %{y:.3f}<extra>")
 
 
-def _custom(t: pd.DataFrame) -> np.ndarray:
-    return np.column_stack([t["release_id"], t["swaps"], 100 * t["swap_rate"], t["du_sd"], t["dr_sd"], t["p_hat"]])
+def _custom(t: pd.DataFrame, risk: str = "dr") -> np.ndarray:
+    name = RISK_AXES.get(risk, (risk, risk))[1]
+    return np.column_stack([t["release_id"], t["swaps"], 100 * t["swap_rate"], t["du_sd"], t["dr_sd"],
+                            t["p_hat"], t["dr"], np.full(len(t), name, dtype=object)])
 
 
-def _ranges(table: pd.DataFrame, a: float, c: float) -> tuple[list[float], list[float], str]:
+def _ranges(table: pd.DataFrame, a: float, c: float, risk: str = "dr") -> tuple[list[float], list[float], str]:
     """Axis ranges around the releases, stretched to show the line when it is near; else a note."""
-    du, dr = table["du"].to_numpy(float), table["dr"].to_numpy(float)
+    du, dr = table["du"].to_numpy(float), table[risk].to_numpy(float)
+    if risk != "dr":  # the trade-off line is drawn in DR units only
+        span_x, span_y = max(du.max() - du.min(), 1e-4), max(dr.max() - dr.min(), 1e-3)
+        return ([du.min() - 0.08 * span_x, du.max() + 0.08 * span_x],
+                [dr.min() - 0.08 * span_y, dr.max() + 0.08 * span_y], "")
     span_x, span_y = max(du.max() - du.min(), 1e-4), max(dr.max() - dr.min(), 1e-3)
     xr = [du.min() - 0.08 * span_x, du.max() + 0.08 * span_x]
     lo, hi = dr.min(), dr.max()
@@ -127,27 +150,34 @@ def _tick_format(values: Sequence[float]) -> str:
 
 
 def frontier_figure(table: pd.DataFrame, chosen_id: str | None, a: float, c: float,
-                    line_pick: str | None = None) -> go.Figure:
-    """The paper's Figure 3: releases (DU on x, DR on y) by combination, frontier, line, choice."""
+                    line_pick: str | None = None, risk: str = "dr") -> go.Figure:
+    """The paper's Figure 3: releases (DU on x, risk on y) by combination, frontier, line, choice.
+
+    ``risk`` is a column of ``RISK_AXES``; the trade-off line (in DR units) is drawn with DR only.
+    """
     fig = go.Figure()
-    xr, yr, note = _ranges(table, a, c)
-    xs = np.linspace(xr[0], xr[1], 80)
-    ys = np.clip(c + a * xs, yr[0] - 1.0, yr[1] + 1.0)
-    fig.add_trace(go.Scatter(
-        x=xs, y=ys, mode="lines", fill="tozeroy", fillcolor="rgba(89,161,79,0.10)",
-        line={"color": "#c0392b", "dash": "dash", "width": 2},
-        name=f"your line DR = {c:.4g} + {a:g}·DU<br>(releases on or below it are acceptable)",
-        hoverinfo="skip"))
+    hover = _HOVER if risk == "dr" else _HOVER_MEASURED
+    xr, yr, note = _ranges(table, a, c, risk)
+    if risk == "dr":
+        xs = np.linspace(xr[0], xr[1], 80)
+        ys = np.clip(c + a * xs, yr[0] - 1.0, yr[1] + 1.0)
+        fig.add_trace(go.Scatter(
+            x=xs, y=ys, mode="lines", fill="tozeroy", fillcolor="rgba(89,161,79,0.10)",
+            line={"color": "#c0392b", "dash": "dash", "width": 2},
+            name=f"your line DR = {c:.4g} + {a:g}·DU<br>(releases on or below it are acceptable)",
+            hoverinfo="skip"))
     colors = combination_colors(table["combination"])
     for name, group in table.groupby("combination", sort=False):
         fig.add_trace(go.Scatter(
-            x=group["du"], y=group["dr"], mode="markers", name=name, customdata=_custom(group),
-            hovertemplate=_HOVER, marker={"color": colors[name], "size": 7, "opacity": 0.75}))
-    front = table[frontier_mask(table["du"].to_numpy(float), table["dr"].to_numpy(float))]
-    front = front.sort_values(["du", "dr"])
+            x=group["du"], y=group[risk], mode="markers", name=name,
+            customdata=_custom(group, risk), hovertemplate=hover,
+            marker={"color": colors[name], "size": 7, "opacity": 0.75}))
+    front = table[frontier_mask(table["du"].to_numpy(float), table[risk].to_numpy(float))]
+    front = front.sort_values(["du", risk])
     fig.add_trace(go.Scatter(
-        x=front["du"], y=front["dr"], mode="lines+markers", name="frontier (not dominated)",
-        customdata=_custom(front), hovertemplate=_HOVER, line={"color": "#1b1f24", "width": 1.5},
+        x=front["du"], y=front[risk], mode="lines+markers", name="frontier (not dominated)",
+        customdata=_custom(front, risk), hovertemplate=hover,
+        line={"color": "#1b1f24", "width": 1.5},
         marker={"size": 11, "color": [colors[n] for n in front["combination"]],
                 "line": {"color": "#1b1f24", "width": 1.5}}))
     marks = [(chosen_id, "chosen release", "star", 20, "#ffd700")]
@@ -158,9 +188,9 @@ def frontier_figure(table: pd.DataFrame, chosen_id: str | None, a: float, c: flo
             continue
         row = table.loc[[rid]]
         fig.add_trace(go.Scatter(
-            x=row["du"], y=row["dr"], mode="markers", name=label, customdata=_custom(row),
-            hovertemplate=_HOVER, marker={"symbol": symbol, "size": size, "color": color,
-                                          "line": {"color": "#1b1f24", "width": 1.5}}))
+            x=row["du"], y=row[risk], mode="markers", name=label, customdata=_custom(row, risk),
+            hovertemplate=hover, marker={"symbol": symbol, "size": size, "color": color,
+                                         "line": {"color": "#1b1f24", "width": 1.5}}))
     if note:
         below = note.startswith("your line is below")
         fig.add_annotation(text=("▼ " if below else "▲ ") + note, xref="paper", yref="paper",
@@ -171,7 +201,7 @@ def frontier_figure(table: pd.DataFrame, chosen_id: str | None, a: float, c: flo
         legend={"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 12}},
         xaxis={"title": "utility DU  (1 = cluster structure kept; higher is better →)",
                "range": xr, "tickformat": _tick_format(xr)},
-        yaxis={"title": "risk DR  (1 = no protection; lower is safer ↓)", "range": yr,
+        yaxis={"title": RISK_AXES.get(risk, (risk, risk))[0], "range": yr,
                "tickformat": _tick_format(yr)},
     )
     return fig
