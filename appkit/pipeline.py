@@ -93,7 +93,7 @@ def load_source(source: str, protect: str, _payload: bytes | None = None) -> Cor
 
 @st.cache_data(show_spinner="Extracting presentations and suppressing identifiers…", max_entries=8)
 def clean(source: str, protect: str, _corpus: Corpus) -> CleanCorpus:
-    return clean_corpus(_corpus)
+    return clean_corpus(_corpus, nlp=ner_model(), cache_dir=CACHE_DIR)
 
 
 @st.cache_data(show_spinner="Splitting sentences and measuring breakpoints (embeds each sentence group once)…", max_entries=8)

@@ -31,15 +31,32 @@ class CleanCorpus:
     """Documents after presentation extraction and direct-identifier suppression (SPEC §2.1, §2.3)."""
 
     corpus: Corpus
-    presentation: pd.DataFrame  # per document: marker found, characters kept/dropped
+    presentation: pd.DataFrame  # per document: layout, status, marker, characters kept, message
     identifiers: pd.DataFrame  # per document: company / url / executive replacements
+    people: pd.DataFrame | None = None  # per document: executives listed and detected
 
 
-def clean_corpus(corpus: Corpus) -> CleanCorpus:
-    """Keep the prepared remarks and replace direct identifiers by placeholders."""
+def clean_corpus(
+    corpus: Corpus, nlp=None, cache_dir: str | Path | None = None, detect_people: bool = True
+) -> CleanCorpus:
+    """Keep the prepared remarks, find the executives, replace direct identifiers by placeholders.
+
+    With ``detect_people`` (default) executives are also detected in the text by spaCy PERSON
+    entities in title context (``text.people``), so ``executives.csv`` is optional; ``nlp``
+    defaults to ``load_ner()`` and ``cache_dir`` caches its results.
+    """
+    from .text.people import add_detected_people
+
     presented, presentation = extract_presentations(corpus)
+    people = None
+    if detect_people:
+        if nlp is None:
+            from .text.entities import load_ner
+
+            nlp = load_ner()
+        presented, people = add_detected_people(presented, nlp, cache_dir)
     suppressed, identifiers = suppress_corpus(presented)
-    return CleanCorpus(suppressed, presentation, identifiers)
+    return CleanCorpus(suppressed, presentation, identifiers, people)
 
 
 def sentence_distances(corpus: Corpus, embedder, buffer: int):
@@ -163,13 +180,14 @@ def prepare(
     config = config or RunConfig()
     timings: dict[str, float] = {}
     say = progress or (lambda f, m: None)
-    with _timed(timings, "clean"):
-        say(0.0, "Extracting presentations and suppressing direct identifiers")
-        clean = clean_corpus(corpus)
     with _timed(timings, "load_models"):
-        say(0.05, "Loading models")
-        embedder = embedder or Embedder(config.embedding_model, config.cache_dir)
+        say(0.0, "Loading models")
         nlp = nlp or load_ner(config.spacy_model)
+    with _timed(timings, "clean"):
+        say(0.02, "Extracting presentations, finding executives, suppressing direct identifiers")
+        clean = clean_corpus(corpus, nlp=nlp, cache_dir=config.cache_dir)
+    with _timed(timings, "load_models"):
+        embedder = embedder or Embedder(config.embedding_model, config.cache_dir)
     with _timed(timings, "chunking"):
         say(0.1, "Chunking (embedding sentence groups)")
         chunks = chunk_documents(clean.corpus, embedder, config.threshold, config.buffer)

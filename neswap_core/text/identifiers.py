@@ -27,7 +27,16 @@ idempotent. Matching rules, where SPEC is silent:
   alone is skipped when a capitalised word follows ("Adam Tindle" is someone else). When two
   executives share a surname or first name, the first listed wins (full names still resolve
   correctly). Names that are common words (Mark, Sharp, Main, Will) are not replaced at the
-  start of a sentence, where they are usually the word.
+  start of a sentence, where they are usually the word. Nicknames come from the one table in
+  ``nicknames.py`` ("Marty" for Martin, "Randy" for Randal). Possessives keep their ending
+  ("Smith's" -> "[Executive 1]'s").
+* **Near-miss spellings** (transcription errors): a capitalised word of the document within one
+  edit (insertion, deletion, substitution, transposition) of an executive's surname of 5+
+  letters, with the same first letter, not a common word and never written in lower case in
+  the same document ("Sales" is not a misspelt "Salen"), is that surname too, alone and
+  after the executive's given names ("Norwit", "Adam Norwit" for Adam Norwitt).
+* Executives may come from ``executives.csv``, from the transcript's participant lists and
+  speaker lines, or be detected in the text (``people.py``); here they are just a list of names.
 """
 
 from __future__ import annotations
@@ -45,6 +54,7 @@ from ..config import (
     URL_PLACEHOLDER,
 )
 from ..corpus import Corpus
+from .nicknames import FORMAL, NICKNAMES
 
 # --- word lists -------------------------------------------------------------------------------
 #: Capitalised words that are also ordinary English words: never a one-word derived alias, and
@@ -84,75 +94,6 @@ _DESCRIPTORS = frozenset(
     semiconductors interactive worldwide
     """.split()
 )
-#: Usual nicknames of formal given names (both directions are used with a surname; only
-#: formal → nickname for a given name alone, so "Michael" alone is never taken for "Mike X").
-NICKNAMES: dict[str, tuple[str, ...]] = {
-    "Michael": ("Mike", "Mick"),
-    "Robert": ("Rob", "Bob", "Bobby"),
-    "William": ("Will", "Bill"),
-    "James": ("Jim", "Jimmy", "Jamie"),
-    "Richard": ("Rich", "Rick"),
-    "Thomas": ("Tom", "Tommy"),
-    "Joseph": ("Joe",),
-    "Charles": ("Charlie", "Chuck"),
-    "Christopher": ("Chris",),
-    "Daniel": ("Dan", "Danny"),
-    "Matthew": ("Matt",),
-    "Anthony": ("Tony",),
-    "Antonio": ("Tony",),
-    "Andrew": ("Andy", "Drew"),
-    "Steven": ("Steve",),
-    "Stephen": ("Steve",),
-    "Edward": ("Ed", "Ted"),
-    "Edmund": ("Ed",),
-    "Kenneth": ("Ken", "Kenny"),
-    "Timothy": ("Tim",),
-    "Gregory": ("Greg",),
-    "Jeffrey": ("Jeff",),
-    "Geoffrey": ("Geoff", "Jeff"),
-    "Philip": ("Phil",),
-    "Phillip": ("Phil",),
-    "Nicholas": ("Nick",),
-    "David": ("Dave",),
-    "Donald": ("Don",),
-    "Ronald": ("Ron",),
-    "Terrence": ("Terry",),
-    "Terence": ("Terry",),
-    "Vincent": ("Vince",),
-    "Benjamin": ("Ben",),
-    "Samuel": ("Sam",),
-    "Alexander": ("Alex",),
-    "Patrick": ("Pat",),
-    "Peter": ("Pete",),
-    "Douglas": ("Doug",),
-    "Gerald": ("Gerry", "Jerry"),
-    "Lawrence": ("Larry",),
-    "Bradley": ("Brad",),
-    "Frederick": ("Fred",),
-    "Jonathan": ("Jon",),
-    "Raymond": ("Ray",),
-    "Catherine": ("Cathy", "Kate"),
-    "Katherine": ("Kathy", "Kate", "Katy"),
-    "Elizabeth": ("Liz", "Beth"),
-    "Jennifer": ("Jen", "Jenny"),
-    "Margaret": ("Maggie", "Meg"),
-    "Susan": ("Sue",),
-    "Stephanie": ("Steph",),
-    "Patricia": ("Pat", "Trish"),
-    "Rebecca": ("Becky",),
-    "Deborah": ("Deb",),
-    "Kristina": ("Kris",),
-    "Christina": ("Chris",),
-    "Alexandra": ("Alex",),
-    "Samantha": ("Sam",),
-    "Zachary": ("Zach",),
-    "Nathaniel": ("Nate",),
-}
-_FORMAL: dict[str, set[str]] = {}
-for _formal, _nicks in NICKNAMES.items():
-    for _nick in _nicks:
-        _FORMAL.setdefault(_nick, set()).add(_formal)
-
 # --- patterns ---------------------------------------------------------------------------------
 _TLDS = (
     "com|net|org|edu|gov|io|co|ai|biz|info|ca|de|fr|eu|uk|tv|app|dev|tech|technology|cloud|"
@@ -179,6 +120,8 @@ class SuppressionResult:
 
     text: str
     counts: dict[str, int]
+    #: every executive mention replaced: (the text replaced, its placeholder), in order
+    executive_mentions: tuple[tuple[str, str], ...] = ()
 
 
 def is_domain(alias: str) -> bool:
@@ -270,15 +213,21 @@ def _name_parts(name: str) -> tuple[str, list[str], list[str], list[str]]:
     return " ".join(tokens), [core[0]], surnames, initials
 
 
-def _executive_table(executives: tuple[str, ...]) -> dict[str, tuple[int, str]]:
-    """variant -> (1-based executive index, kind); kinds: full, surname, given, nickname."""
+def _executive_table(
+    executives: tuple[str, ...], misspelt: tuple[tuple[int, str], ...] = ()
+) -> dict[str, tuple[int, str]]:
+    """variant -> (1-based executive index, kind); kinds: full, surname, given, nickname.
+
+    ``misspelt``: (0-based executive index, surname spelt otherwise in this document)."""
     table: dict[str, tuple[int, str]] = {}
     parts = [_name_parts(n) for n in executives]
+    for index, surname in misspelt:
+        parts[index][2].append(surname)
     for index, (full, given, surnames, initials) in enumerate(parts, start=1):
         if " " in full:
             table.setdefault(full, (index, "full"))
         for g in given:
-            forms = [g, *NICKNAMES.get(g, ()), *sorted(_FORMAL.get(g, ()))]
+            forms = [g, *NICKNAMES.get(g, ()), *FORMAL.get(g, ())]
             for form in forms:
                 for s in surnames:
                     table.setdefault(f"{form} {s}", (index, "full"))
@@ -295,11 +244,50 @@ def _executive_table(executives: tuple[str, ...]) -> dict[str, tuple[int, str]]:
     return table
 
 
+_CAPITALISED = re.compile(r"(?<![\w.])[A-Z][A-Za-z'’-]{3,}(?!\w)")
+
+
+def _within_one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` != ``b`` differ by one insertion, deletion, substitution or transposition."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [k for k in range(len(a)) if a[k] != b[k]]
+        return len(diff) == 1 or (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        )
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    k = next((k for k in range(len(short)) if short[k] != long[k]), len(short))
+    return short[k:] == long[k + 1 :]
+
+
+def near_miss_surnames(text: str, executives: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
+    """(executive index, word) for words of ``text`` one edit from a 5+ letter surname."""
+    surnames = [(k, _name_parts(n)[2]) for k, n in enumerate(executives)]
+    surnames = [(k, s[-1]) for k, s in surnames if s and len(s[-1]) >= 5]
+    if not surnames:
+        return ()
+    words = set(_CAPITALISED.findall(text)) - {s for _, s in surnames}
+    lower = set(re.findall(r"(?<![\w'’-])[a-z][a-z'’-]+", text))
+    found = []
+    for word in sorted(words):
+        if word.lower() in COMMON_WORDS or word.lower() in lower:  # "Sales" is a word here
+            continue
+        for k, surname in surnames:
+            if word[0] == surname[0] and _within_one_edit(word, surname):
+                found.append((k, word))
+                break
+    return tuple(found)
+
+
 @lru_cache(maxsize=512)
 def _executive_pattern(
-    executives: tuple[str, ...],
+    executives: tuple[str, ...], misspelt: tuple[tuple[int, str], ...] = ()
 ) -> tuple[re.Pattern[str] | None, dict[str, tuple[int, str]]]:
-    table = _executive_table(executives)
+    table = _executive_table(executives, misspelt)
     ordered = sorted(table, key=lambda v: (-len(v), v))
     alternatives = [r"\s+".join(re.escape(t) for t in v.split()) for v in ordered]
     pattern = _compile(alternatives)
@@ -344,7 +332,9 @@ def suppress_identifiers(
     url_re, company_re = _company_patterns(tuple(a for a in aliases if a.strip()))
     text, n_url = _substitute(text, url_re, lambda m: URL_PLACEHOLDER)
     text, n_company = _substitute(text, company_re, lambda m: COMPANY_PLACEHOLDER)
-    exec_re, lookup = _executive_pattern(tuple(e for e in executives if e.strip()))
+    executives = tuple(e for e in executives if e.strip())
+    exec_re, lookup = _executive_pattern(executives, near_miss_surnames(text, executives))
+    mentions: list[tuple[str, str]] = []
 
     def executive(match: re.Match[str]) -> str | None:
         found = match.group("hit")
@@ -357,10 +347,13 @@ def suppress_identifiers(
             and _sentence_initial(match.string, match.start())
         ):
             return None
-        return EXECUTIVE_PLACEHOLDER.format(index=index)
+        placeholder = EXECUTIVE_PLACEHOLDER.format(index=index)
+        mentions.append((found, placeholder))
+        return placeholder
 
     text, n_exec = _substitute(text, exec_re, executive)
-    return SuppressionResult(text, {"company": n_company, "url": n_url, "executive": n_exec})
+    counts = {"company": n_company, "url": n_url, "executive": n_exec}
+    return SuppressionResult(text, counts, tuple(mentions))
 
 
 def suppress_corpus(corpus: Corpus) -> tuple[Corpus, pd.DataFrame]:
