@@ -6,7 +6,8 @@ The steps after preprocessing, shared by the CLI's ``release`` command and the a
 2. ``fit_mixture``: the spherical mixture on those embeddings (MAP labels = clusters);
 3. ``sweep_releases`` (releases.py) and ``choose_release`` (frontier.py).
 The released text of a candidate (J, t) is the first t pairs of draw 0 (the first seed); the
-table reports DU and DR as means over all draws.
+table reports that draw's own DU and DR (``du_released``, ``dr_released``) beside the means over
+the draws that reached t, and only rows reached by every draw can be chosen (releases.py).
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ import pandas as pd
 
 from .config import RunConfig
 from .corpus import Chunk
-from .errors import FitError
+from .errors import FitError, NoValidPairsError
 from .models.mixture import SphericalMixture
+from .models.mixture_init import count_distinct_rows
 from .release.candidates import (
     PlanCandidates,
     PlanGrid,
@@ -63,6 +65,13 @@ def fit_mixture(embeddings: np.ndarray, config: RunConfig) -> SphericalMixture:
         raise FitError(
             f"K = {config.n_components} clusters but only {n} chunks: choose K of at most {n}."
         )
+    distinct = count_distinct_rows(np.asarray(embeddings, dtype=np.float64))
+    if config.n_components > distinct:
+        raise FitError(
+            f"K = {config.n_components} clusters but the {n} chunks hold only {distinct} distinct "
+            f"texts: choose K of at most {distinct} (e.g. K = {max(1, distinct // 2)}), or add "
+            "more varied documents."
+        )
     return SphericalMixture(
         family=config.family,
         n_components=config.n_components,
@@ -74,8 +83,23 @@ def fit_mixture(embeddings: np.ndarray, config: RunConfig) -> SphericalMixture:
     ).fit(embeddings)
 
 
+def check_swap_entities(chunks: Sequence[Chunk], categories: Sequence[str]) -> None:
+    """Raise ``NoValidPairsError`` when no chunk has an entity of any S category (nothing to swap)."""
+    present = {s.category for ch in chunks for s in ch.entities}
+    if not categories or present & set(categories):
+        return
+    found = ", ".join(sorted(present)) or "no named entity at all"
+    raise NoValidPairsError(
+        f"No chunk has an entity of a swappable category ({', '.join(categories)}); the "
+        f"{len(chunks)} chunks contain {found}. There is nothing to swap: give role S to a "
+        "category that occurs, or load transcripts that name organisations, people, products "
+        "or places."
+    )
+
+
 def sweep_for_config(ctx: ReleaseContext, config: RunConfig, progress: Progress | None = None) -> Sweep:
     """The candidate releases R_cand for the release settings of ``config`` (SPEC §3)."""
+    check_swap_entities(ctx.chunks, config.swap_categories)
     return sweep_releases(
         ctx, config.swap_categories, combination_size=config.combination_size,
         max_swaps=config.max_swaps, draws=config.draws, require=config.require,
@@ -133,6 +157,15 @@ class ReleaseOutcome:
         draw = self.sweep.draws_for(tuple(row["categories"]))[0]
         return draw.run.records[: int(row["swaps"])]
 
+    def no_release_reason(self) -> str:
+        """Why there is no release to write, in one or two sentences ("" when there is one)."""
+        if self.chosen is not None:
+            return ""
+        if len(self.table) == 0:
+            why = " ".join(self.sweep.messages())
+            return f"No candidate release: no combination had a valid pair to swap. {why}".strip()
+        return self.choice.message
+
     def frontier(self) -> pd.DataFrame:
         if len(self.table) == 0:
             return self.table
@@ -150,6 +183,7 @@ def run_analysis(
     say = progress or (lambda f, m: None)
     say(0.0, "Applying roles")
     pre_chunks, pre_x = release_inputs(chunks, embeddings, config.roles, embed)
+    check_swap_entities(pre_chunks, config.swap_categories)
     say(0.1, "Fitting the spherical mixture")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -157,5 +191,6 @@ def run_analysis(
     ctx = ReleaseContext(pre_chunks, pre_x, mixture, embed)
     sweep = sweep_for_config(ctx, config, progress=lambda f, m: say(0.3 + 0.7 * f, m))
     table = sweep.table(config.population)
-    choice = choose_release(table, config.trade_off_a, config.trade_off_c)
+    choice = choose_release(table, config.trade_off_a, config.trade_off_c,
+                            more_swaps_possible=not sweep.exhausted())
     return ReleaseOutcome(sweep, table, choice, [str(w.message) for w in caught])

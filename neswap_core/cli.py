@@ -1,10 +1,13 @@
 """Command line: ``python -m neswap_core prepare|release|config`` (batch runs, same core as the app).
 
 * ``prepare --corpus PATH --out DIR``: chunks (CSV, JSONL), z, embeddings and a JSON summary.
-* ``release --config run.toml``: preprocessing → mixture → candidate releases → choice, and
-  writes the anonymised corpus in the input's layout, the swap log, the releases table, the
-  frontier, the Pitman table and a JSON report that pins every setting, seed and version.
-  Timings go to ``timings.json`` so that the rest of the output is identical between reruns.
+* ``release --config run.toml``: preprocessing → mixture → candidate releases → choice, then
+  the bundle of SPEC §11 (release/bundle.py): ``OUT/released/`` (documents under random ids,
+  the only folder that may be shared) and ``OUT/key/`` (map back, swap log, releases, frontier,
+  Pitman table, report, configuration, leak list, TAB annotations; ``KEY_FILES`` has one
+  function per file). The leak scan runs first: unaccepted hits leave ``released/`` unwritten
+  and exit 4 (``--accept-leaks FILE`` accepts listed hits); no possible release exits 3 with
+  the reason. Timings go to ``key/timings.json`` so the rest is identical between reruns.
 * ``config``: prints the default configuration as TOML, to start a ``run.toml`` from.
 """
 
@@ -13,6 +16,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from .config import RunConfig
@@ -98,46 +103,63 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_release(args: argparse.Namespace) -> int:
-    from .analysis import run_analysis
-    from .models.embedding import Embedder
-    from .pipeline import prepare_path
-    from .release.export import corpus_files, document_texts, package_versions, write_files
-    from .release.swapping import apply_swaps, swap_log
+#: Exit codes of ``release``: 0 written, 2 bad input or settings, 3 no release could be made,
+#: 4 the leak scan found identifiers the analyst has not accepted (released/ not written).
+EXIT_ERROR, EXIT_NO_RELEASE, EXIT_LEAKS = 2, 3, 4
 
-    config = RunConfig.load(args.config) if args.config else RunConfig(corpus=str(SAMPLE_CORPUS))
-    if args.out:
-        config.out = args.out
-    embedder = Embedder(config.embedding_model, config.cache_dir)
-    bar = _Bar("prepare")
-    try:
-        prepared = prepare_path(config.corpus, config, embedder=embedder, progress=bar)
-    finally:
-        bar.close()
-    from .text.loading import check_swappable
 
-    check_swappable(prepared.raw)
-    bar = _Bar("releases")
-    try:
-        outcome = run_analysis(
-            prepared.chunks, prepared.embeddings, embedder.encode, config, progress=bar
-        )
-    finally:
-        bar.close()
-    out = Path(config.out)
-    out.mkdir(parents=True, exist_ok=True)
-    records = outcome.chosen_records()
-    released = apply_swaps(outcome.sweep.ctx.chunks, records)
-    texts = document_texts(prepared.clean.corpus, released)
-    write_files(corpus_files(prepared.clean.corpus, texts), out / "corpus")
-    swap_log(records).to_csv(out / "swap_log.csv", index=False)
-    outcome.table.to_csv(out / "releases.csv", index=False)
-    outcome.frontier().to_csv(out / "frontier.csv", index=False)
-    outcome.sweep.pitman_table(config.population).to_csv(out / "pitman.csv", index=False)
-    config.save(out / "config.toml")
+@dataclass
+class ReleaseRun:
+    """What the ``release`` command computed; each key/ file is one function of it."""
+
+    config: RunConfig
+    prepared: object  # pipeline.Prepared
+    outcome: object  # analysis.ReleaseOutcome
+    records: tuple = ()  # the written swap records (draw 0's first t pairs)
+
+
+def _csv_bytes(frame) -> bytes:
+    return frame.to_csv(index=False).encode("utf-8")
+
+
+def _json_bytes(payload) -> bytes:
+    return (json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n").encode("utf-8")
+
+
+def key_swap_log(run: ReleaseRun) -> bytes:
+    from .release.swapping import swap_log
+
+    return _csv_bytes(swap_log(run.records))
+
+
+def key_releases(run: ReleaseRun) -> bytes:
+    return _csv_bytes(run.outcome.table)
+
+
+def key_frontier(run: ReleaseRun) -> bytes:
+    return _csv_bytes(run.outcome.frontier())
+
+
+def key_pitman(run: ReleaseRun) -> bytes:
+    return _csv_bytes(run.outcome.sweep.pitman_table(run.config.population))
+
+
+def key_config(run: ReleaseRun) -> bytes:
+    return run.config.to_toml().encode("utf-8")
+
+
+def key_timings(run: ReleaseRun) -> bytes:
+    return _json_bytes(run.prepared.timings)
+
+
+def key_report(run: ReleaseRun) -> bytes:
+    from .release.export import package_versions
+
+    outcome, prepared = run.outcome, run.prepared
     mix = outcome.sweep.ctx.mixture
+    chosen = outcome.chosen
     report = {
-        "config": config.to_dict(),
+        "config": run.config.to_dict(),
         "versions": package_versions(),
         "documents": len(prepared.raw),
         "chunks": len(prepared.chunks),
@@ -149,31 +171,106 @@ def cmd_release(args: argparse.Namespace) -> int:
             "warnings": outcome.fit_warnings,
         },
         "valid_pairs": outcome.sweep.valid_pair_counts(),
+        "runs": outcome.sweep.messages(),
         "chosen": None
-        if outcome.chosen is None
+        if chosen is None
         else {
-            "release_id": outcome.chosen["release_id"],
+            "release_id": chosen["release_id"],
             "sentence": outcome.sentence(),
-            "du": float(outcome.chosen["du"]),
-            "dr": float(outcome.chosen["dr"]),
-            "swaps": int(outcome.chosen["swaps"]),
+            "swaps": int(chosen["swaps"]),
+            "swaps_written": len(run.records),
+            "du": float(chosen["du_released"]),
+            "dr": float(chosen["dr_released"]),
+            "du_mean_over_draws": float(chosen["du"]),
+            "du_sd_over_draws": float(chosen["du_sd"]),
+            "dr_mean_over_draws": float(chosen["dr"]),
+            "dr_sd_over_draws": float(chosen["dr_sd"]),
+            "draws": int(chosen["draws"]),
             "line_reached": outcome.choice.line_reached,
+            "released_draw_seed": list(
+                outcome.sweep.draws_for(tuple(chosen["categories"]))[0].seed
+            ),
         },
         "choice_message": outcome.choice.message,
-        "released_draw_seed": list(
-            outcome.sweep.draws_for(tuple(outcome.chosen["categories"]))[0].seed
-        )
-        if outcome.chosen is not None
-        else None,
+        "no_release_reason": outcome.no_release_reason(),
+        "review_decisions": "none: the command line keeps every pair of the chosen release",
     }
-    _write_json(out / "report.json", report)
-    _write_json(out / "timings.json", prepared.timings)
-    print(outcome.sentence() or outcome.choice.message)
+    return _json_bytes(report)
+
+
+#: key/ files of a release, one function each (another module may add entries).
+KEY_FILES: dict[str, Callable[[ReleaseRun], bytes]] = {
+    "swap_log.csv": key_swap_log,
+    "releases.csv": key_releases,
+    "frontier.csv": key_frontier,
+    "pitman.csv": key_pitman,
+    "config.toml": key_config,
+    "report.json": key_report,
+    "timings.json": key_timings,
+}
+
+
+def key_files(run: ReleaseRun) -> dict[str, bytes]:
+    return {name: make(run) for name, make in KEY_FILES.items()}
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    from .analysis import run_analysis
+    from .errors import LeakError
+    from .models.embedding import Embedder
+    from .pipeline import prepare_path
+    from .release.bundle import FOLDER_PURPOSE, build_bundle, check_publishable
+    from .release.leaks import read_accepted
+    from .release.swapping import apply_swaps
+    from .text.loading import check_swappable
+
+    config = RunConfig.load(args.config) if args.config else RunConfig(corpus=str(SAMPLE_CORPUS))
+    if args.out:
+        config.out = args.out
+    accepted = read_accepted(args.accept_leaks) if args.accept_leaks else set()
+    embedder = Embedder(config.embedding_model, config.cache_dir)
+    bar = _Bar("prepare")
+    try:
+        prepared = prepare_path(config.corpus, config, embedder=embedder, progress=bar)
+    finally:
+        bar.close()
+    check_swappable(prepared.raw)
+    check_publishable(config.publishable_columns, prepared.raw)
+    bar = _Bar("releases")
+    try:
+        outcome = run_analysis(
+            prepared.chunks, prepared.embeddings, embedder.encode, config, progress=bar
+        )
+    finally:
+        bar.close()
+    out = Path(config.out)
+    run = ReleaseRun(config, prepared, outcome)
+    if outcome.chosen is None:
+        from .release.export import write_files
+
+        write_files(key_files(run), out / "key")
+        print(f"error: {outcome.no_release_reason()} Nothing was released; the report is in "
+              f"{out / 'key'}.", file=sys.stderr)
+        return EXIT_NO_RELEASE
+    run.records = tuple(outcome.chosen_records())
+    released = apply_swaps(outcome.sweep.ctx.chunks, run.records)
+    bundle = build_bundle(
+        prepared.raw, prepared.clean.corpus, released, seed=config.bundle_seed,
+        shuffle_chunks=config.shuffle_chunks, publishable_columns=config.publishable_columns,
+        key_files=key_files(run),
+    )
+    print(outcome.sentence())
     if outcome.choice.message:
         print(outcome.choice.message)
-    print(
-        f"Wrote the anonymised corpus, swap_log.csv, releases.csv, frontier.csv, pitman.csv and report.json to {out}"
-    )
+    try:
+        bundle.write(out, accepted)
+    except LeakError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_LEAKS
+    accepted_hits = len(bundle.hits)
+    print(f"Wrote {out / 'released'}: {FOLDER_PURPOSE['released']}")
+    print(f"Wrote {out / 'key'}: {FOLDER_PURPOSE['key']}")
+    print(f"Leak scan: {accepted_hits} hit(s)" + (", all accepted." if accepted_hits else "."))
     return 0
 
 
@@ -209,6 +306,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="run.toml (see `python -m neswap_core config`); default settings if omitted",
     )
     r.add_argument("--out", help="output folder (overrides the config's `out`)")
+    r.add_argument(
+        "--accept-leaks",
+        metavar="FILE",
+        help="CSV of accepted leak-scan hits (rows copied from key/leaks.csv: document, chunk, "
+        "identifier, case); any other hit blocks released/",
+    )
     r.set_defaults(func=cmd_release)
     c = sub.add_parser("config", help="print the default run configuration as TOML")
     c.set_defaults(func=cmd_config)
@@ -221,4 +324,4 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except NeswapError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_ERROR

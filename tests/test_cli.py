@@ -47,19 +47,17 @@ def test_release_is_reproducible_bit_for_bit(tmp_path):
         snapshots.append({p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()})
     files = sorted(snapshots[0])
     assert files == sorted(snapshots[1])
-    assert Path("report.json") in files and Path("swap_log.csv") in files
-    assert len([f for f in files if f.parts[0] == "corpus" and f.suffix == ".txt"]) == 10
+    assert Path("key/report.json") in files and Path("key/swap_log.csv") in files
+    assert len([f for f in files if f.parts[0] == "released" and f.suffix == ".txt"]) == 10
     for rel in files:
         if rel.name != "timings.json":
             assert snapshots[0][rel] == snapshots[1][rel], rel
-    outs = [out]
-    report = json.loads((outs[0] / "report.json").read_text())
+    report = json.loads((out / "key" / "report.json").read_text())
     assert report["config"]["n_components"] == 5 and report["versions"]["numpy"]
-    log = pd.read_csv(outs[0] / "swap_log.csv")
-    if report["chosen"]:
-        assert len(log) == report["chosen"]["swaps"]
-        assert (log["protected_a"] != log["protected_b"]).all()
-    saved = RunConfig.load(out / "config.toml")
+    log = pd.read_csv(out / "key" / "swap_log.csv")
+    assert report["chosen"] and len(log) == report["chosen"]["swaps"] == report["chosen"]["swaps_written"]
+    assert (log["protected_a"] != log["protected_b"]).all()
+    saved = RunConfig.load(out / "key" / "config.toml")
     assert saved == RunConfig.from_dict({**RunConfig.load(tmp_path / "run.toml").to_dict(), "out": str(out)})
 
 
@@ -74,3 +72,58 @@ def test_missing_corpus_is_a_clear_error_not_a_traceback(tmp_path, capsys):
     assert main(["prepare", "--corpus", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and "nope" in err
+
+
+def test_release_on_the_sample_leaks_nothing_outside_the_text(tmp_path, capsys):
+    """Done-when of issue 10: released/ passes the leak scan and its names, manifest, ids and
+    order reveal no company; key/ maps every pseudonym back."""
+    import re
+
+    from neswap_core.release.leaks import leak_terms, scan_release
+    from neswap_core.text.loading import load_corpus
+
+    cfg = RunConfig(corpus="data/sample", n_components=5, n_init=1, max_swaps=4, trade_off_c=1.0,
+                    publishable_columns=["quarter"])
+    cfg.save(tmp_path / "run.toml")
+    out = tmp_path / "out"
+    assert main(["release", "--config", str(tmp_path / "run.toml"), "--out", str(out)]) == 0
+    assert "Leak scan: 0 hit(s)" in capsys.readouterr().out
+    released = sorted(p.relative_to(out / "released").as_posix()
+                      for p in (out / "released").rglob("*") if p.is_file())
+    docs = [p for p in released if p != "manifest.csv"]
+    assert len(docs) == 10 and all(re.fullmatch(r"docs/doc_[0-9a-f]{6}\.txt", p) for p in docs)
+    manifest = pd.read_csv(out / "released" / "manifest.csv", keep_default_na=False)
+    assert list(manifest.columns) == ["doc_id", "quarter"]
+    assert manifest["doc_id"].tolist() == sorted(manifest["doc_id"])  # order = pseudonym order
+    key = pd.read_csv(out / "key" / "pseudonyms.csv", keep_default_na=False)
+    assert set(key["pseudonym"]) == set(manifest["doc_id"])
+    assert key.sort_values("pseudonym")["doc_id"].tolist() != sorted(key["doc_id"])
+    raw = load_corpus("data/sample")
+    outside = " ".join(released) + (out / "released" / "manifest.csv").read_text()
+    for doc in raw.documents:
+        for value in (doc.doc_id, doc.metadata["ticker"], doc.metadata["company"], doc.source):
+            assert value not in outside
+    from neswap_core.text.identifiers import suppress_corpus
+
+    texts = {p: (out / "released" / p).read_text().split("\n\n") for p in docs}
+    hits = scan_release(texts, leak_terms(suppress_corpus(raw)[0]), {})
+    assert hits == []
+    assert not list(out.glob("released/**/*.csv"))[1:]  # one CSV only: the manifest
+    assert not any("swap" in p or "chunk" in p for p in released)
+
+
+@pytest.mark.parametrize("name, k, message", [
+    ("near_duplicates", 2, "distinct"),
+    ("near_duplicates", 10, "distinct"),
+    ("one_document", 2, "1 document"),
+    ("no_entities", 2, "nothing to swap"),
+])
+def test_degenerate_corpora_fail_with_one_sentence(tmp_path, capsys, name, k, message):
+    cfg = RunConfig(corpus=f"tests/fixtures/degenerate/{name}.csv", n_components=k, n_init=1)
+    cfg.save(tmp_path / "run.toml")
+    code = main(["release", "--config", str(tmp_path / "run.toml"), "--out", str(tmp_path / "o")])
+    captured = capsys.readouterr()
+    assert code != 0
+    assert message in captured.err and "Traceback" not in captured.err
+    assert captured.err.count("no candidate release") + captured.out.count("no candidate release") <= 1
+    assert not (tmp_path / "o" / "released").exists()

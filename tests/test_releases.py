@@ -142,3 +142,56 @@ def test_outcome_sentence_for_chosen_release(sweep):
     outcome = ReleaseOutcome(sweep, table, choice, [])
     assert outcome.sentence().startswith(outcome.chosen["combination"])
     assert len(outcome.chosen_records()) == int(outcome.chosen["swaps"])
+
+
+def test_written_release_is_the_reported_draw_when_draws_differ_in_length():
+    """M > 1 (issue 10): rows stop at the released draw's length, carry that draw's own DU/DR,
+    and only rows every draw reaches are chosen, so the written pairs match the report."""
+    chunks = make_chunks(n_docs=4, per_doc=10, seed=3)
+    x = embed([c.text for c in chunks])
+    mix = SphericalMixture(family="pkb", n_components=2, random_state=0).fit(x)
+    ctx = ReleaseContext(chunks, x, mix, embed)
+    sweep = sweep_releases(ctx, ["Organization", "Product"], combination_size=1, max_swaps=40,
+                           draws=5, seed=2)
+    lengths = {c: [d.n_swaps for d in sweep.draws_for(c)] for c in sweep.combinations}
+    assert any(len(set(v)) > 1 for v in lengths.values()), lengths  # the case under test
+    table = sweep.table(1e20)
+    for combo, ns in lengths.items():
+        rows = table[table["categories"] == combo]
+        assert rows["swaps"].max() == ns[0]  # never beyond what draw 0 (the written one) has
+        for _, row in rows.iterrows():
+            t = int(row["swaps"])
+            du0, dr0 = evaluate_records(sweep, sweep.draws_for(combo)[0], range(t), 1e20)
+            assert row["du_released"] == pytest.approx(du0) and row["dr_released"] == pytest.approx(dr0)
+            assert row["draws"] == sum(n >= t for n in ns) and row["draws_total"] == 5
+            assert row["all_draws"] == (row["draws"] == 5)
+    for c in (0.0, 1.0):  # "line not reached" fallback, and the best acceptable release
+        choice = choose_release(table, 0.0, c)
+        row = table.loc[choice.index]
+        assert row["all_draws"]
+        outcome = ReleaseOutcome(sweep, table, choice, [])
+        assert len(outcome.chosen_records()) == row["swaps"]
+
+
+def test_no_release_says_why_and_exhausted_pairs_are_not_told_to_allow_more_swaps():
+    from dataclasses import replace as dc_replace
+
+    from neswap_core.analysis import run_analysis
+    from neswap_core.config import RunConfig
+
+    chunks = make_chunks(n_docs=3, per_doc=8, seed=1)
+    same = [dc_replace(c, entities=tuple(dc_replace(s, text="Acme") if s.category == "Organization"
+                                         else s for s in c.entities)) for c in chunks]
+    same = [dc_replace(c, text=c.text) for c in same]
+    x = embed([c.text for c in chunks])
+    cfg = RunConfig(roles={"Organization": "S", "Person": "F", "Product": "F", "Location": "F",
+                           "Event": "F", "Date": "F"}, combination_size=1, n_components=2,
+                    n_init=1, trade_off_c=0.0)
+    outcome = run_analysis(same, x, embed, cfg)
+    assert outcome.chosen is None and len(outcome.table) == 0
+    assert "identical values" in outcome.no_release_reason()
+    cfg.max_swaps = 500  # far more than the valid pairs: every draw runs out of pairs
+    outcome = run_analysis(chunks, x, embed, cfg)
+    assert outcome.sweep.exhausted() and not outcome.choice.line_reached
+    assert "allow more swaps" not in outcome.choice.message
+    assert "more swaps are not possible" in outcome.choice.message

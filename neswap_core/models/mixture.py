@@ -209,6 +209,17 @@ class SphericalMixture(BaseEstimator):
 
     def _store(self, state: EMState, estep, n_distinct: int, d: int) -> None:
         keep = state.active[0]
+        if not keep.any():  # every component collapsed onto duplicated or single points
+            n = estep[1].shape[-1]
+            alike = (f"only {n_distinct} of the {n} chunks are distinct (near-identical documents)"
+                     if n_distinct < n else f"the {n} chunks are too few or too alike")
+            raise FitError(
+                f"Every one of the {self.n_components} clusters collapsed onto single or duplicated "
+                f"chunks (ρ → 1) and was dropped: {alike}. "
+                + (f"Choose a smaller K (e.g. K = {max(1, min(n_distinct, self.n_components) // 2)}), "
+                   "remove duplicate documents, or add more varied text." if self.n_components > 1
+                   else "Remove duplicate documents or add more varied text.")
+            )
         self.weights_ = state.weights[0, keep]
         self.means_ = state.means[0, keep]
         self.concentrations_ = state.rho[0, keep]

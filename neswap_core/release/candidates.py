@@ -172,6 +172,11 @@ def plan_candidates(
     return PlanCandidates(ctx, results, table, resources)
 
 
+#: Columns of ``Sweep.table`` about the M draws, kept so that the choice (frontier.choose_release)
+#: skips rows averaged over only some draws and the written draw's own DU/DR stay visible.
+_DRAW_COLUMNS = ("du_sd", "dr_sd", "draws", "draws_total", "all_draws", "du_released", "dr_released")
+
+
 def paper_rows(sweep, table: pd.DataFrame, scorer=None) -> pd.DataFrame:
     """The paper's candidates (``Sweep.table``) with the plan columns; measures from draw 0."""
     ctx = sweep.ctx
@@ -185,7 +190,8 @@ def paper_rows(sweep, table: pd.DataFrame, scorer=None) -> pd.DataFrame:
         rows.append({"release_id": release_id, "source": "paper", "plan_index": -1,
                      "stage_index": -1, "combination": row["combination"], "swaps": int(row["swaps"]),
                      "rounds": 1, "description": f"1 round of swapping {row['combination']} (paper)",
-                     "du": float(row["du"]), "dr": float(row["dr"]), "plan": "", **measures})  # fmt: skip
+                     "du": float(row["du"]), "dr": float(row["dr"]), "plan": "", **measures,
+                     **{k: row[k] for k in _DRAW_COLUMNS if k in row}})  # fmt: skip
     out = pd.DataFrame(rows)
     return out.set_index("release_id", drop=False) if len(out) else out
 

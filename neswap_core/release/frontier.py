@@ -69,11 +69,23 @@ def is_acceptable(utility, risk, a: float, c: float) -> np.ndarray:
 
 
 def choose_release(
-    table: pd.DataFrame, a: float, c: float, utility: str = "du", risk: str = "dr"
+    table: pd.DataFrame,
+    a: float,
+    c: float,
+    utility: str = "du",
+    risk: str = "dr",
+    more_swaps_possible: bool = True,
 ) -> TradeOffChoice:
-    """Pick the highest-utility acceptable frontier release of ``table`` for the line (a, c)."""
+    """Pick the highest-utility acceptable frontier release of ``table`` for the line (a, c).
+
+    Rows with ``all_draws`` False (averaged over only some of the M draws, releases.Sweep.table)
+    are never chosen. ``more_swaps_possible``: False when the valid pairs were used up, so the
+    advice does not suggest allowing more swaps.
+    """
     if a < 0:
         raise ConfigError("The trade-off slope a must be >= 0: more utility may cost more risk.")
+    if table is not None and len(table) and "all_draws" in table:
+        table = table[table["all_draws"].astype(bool)]
     if table is None or len(table) == 0:
         return TradeOffChoice(None, False, a, c, "There are no candidate releases to choose from.")
     du = table[utility].to_numpy(float)
@@ -91,7 +103,9 @@ def choose_release(
     best = cand[np.lexsort((swaps[cand], -du[cand], dr[cand]))[0]]
     msg = (
         f"No release reaches the line DR = {c:g} + {a:g}·DU: the lowest-risk release is chosen. "
-        "Raise c (accept more risk) or the slope a, or allow more swaps."
+        "Raise c (accept more risk) or the slope a"
+        + (", or allow more swaps." if more_swaps_possible else
+           " (every valid pair is already used: more swaps are not possible).")
     )
     return TradeOffChoice(table.index[best], False, a, c, msg)
 

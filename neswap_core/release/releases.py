@@ -156,15 +156,25 @@ class Sweep:
         return [d for d in self.draws if d.combination == tuple(combination)]
 
     def table(self, population: float) -> pd.DataFrame:
-        """One row per candidate release (J, t): means and s.d. of DU and DR over draws."""
+        """One row per candidate release (J, t), for t = 1 … the released draw's number of swaps.
+
+        The released text of (J, t) is one concrete draw: draw 0 (the first seed), its first t
+        pairs. ``du_released``/``dr_released`` are that draw's own values; ``du``/``dr`` (± s.d.)
+        are means over the ``draws`` draws that reached t, out of ``draws_total``;
+        ``all_draws`` says whether that is every draw. A row with ``all_draws`` False is
+        averaged over fewer draws: it is shown but never chosen (``frontier.choose_release``).
+        With M = 1 both pairs of columns are equal.
+        """
         rows = []
         n = self.ctx.n_chunks
         for combo in self.combinations:
             prof = self.profile(combo, population)
-            for t in range(1, self.max_swaps + 1):
-                reach = [d for d in self.draws_for(combo) if d.n_swaps >= t]
-                if not reach:
-                    break
+            draws = self.draws_for(combo)
+            if not draws:
+                continue
+            released = draws[0]
+            for t in range(1, released.n_swaps + 1):
+                reach = [d for d in draws if d.n_swaps >= t]
                 du = np.array([data_utility(self.ctx.baseline, d.deltas[:t].sum()) for d in reach])
                 dr = np.array([release_risk(prof, d, slice(0, t)) for d in reach])
                 rows.append(
@@ -179,12 +189,29 @@ class Sweep:
                         "dr": dr.mean(),
                         "dr_sd": dr.std(ddof=1) if dr.size > 1 else 0.0,
                         "draws": len(reach),
+                        "draws_total": len(draws),
+                        "all_draws": len(reach) == len(draws),
+                        "du_released": float(du[0]),
+                        "dr_released": float(dr[0]),
                         "p_hat": prof.p_hat,
                         "risk_status": prof.status,
                     }
                 )
         table = pd.DataFrame(rows)
         return table.set_index("release_id", drop=False) if len(table) else table
+
+    def exhausted(self) -> bool:
+        """True when every draw stopped before ``max_swaps``: the valid pairs were used up."""
+        return bool(self.draws) and all(d.run.exhausted for d in self.draws)
+
+    def messages(self) -> list[str]:
+        """Why each combination stopped (the released draw's run message), one per combination."""
+        out = []
+        for combo in self.combinations:
+            ds = self.draws_for(combo)
+            if ds and ds[0].run.message not in out:
+                out.append(ds[0].run.message)
+        return out
 
     def pitman_table(self, population: float) -> pd.DataFrame:
         """The paper's Table 1 for the combinations of this sweep."""

@@ -1,0 +1,114 @@
+"""Changed spans of a release in the TAB benchmark's JSON annotation format (SPEC §11).
+
+TAB (Text Anonymization Benchmark, Pilán et al. 2022) annotates each document as
+``{"doc_id", "text", "annotations": {annotator: {"entity_mentions": [...]}}}`` where a mention
+has ``entity_type``, ``start_offset``, ``end_offset``, ``span_text``, ``identifier_type``
+(DIRECT / QUASI / NO_MASK) and ``entity_id``. Here ``text`` is the document's original
+presentation text (before suppression) and the mentions are exactly the spans that differ in
+the released text, found by a word-level diff (so suppression, C placeholders, swaps and any
+later operator are covered alike). The file carries original text: it belongs in ``key/``.
+
+Classification of a changed span by what replaced it:
+* ``[Company Name]`` → ORG, ``[Executive #]`` → PERSON, ``[URL]`` → MISC: DIRECT identifiers;
+* a category placeholder (``[Event]``) or a swapped entity → the category's TAB type: QUASI;
+* anything else (e.g. ``[MASK]`` of a redaction) → MISC, QUASI.
+Mentions with the same text in a document share an ``entity_id``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..config import COMPANY_PLACEHOLDER, URL_PLACEHOLDER
+
+ANNOTATOR = "neswap"
+#: neswap category -> TAB entity type.
+TAB_TYPES: dict[str, str] = {
+    "Organization": "ORG",
+    "Person": "PERSON",
+    "Location": "LOC",
+    "Date": "DATETIME",
+    "Event": "MISC",
+    "Product": "MISC",
+}
+_TOKEN = re.compile(r"\[[^\[\]\n]{1,40}\]|\w+(?:['’]\w+)*|[^\w\s]")
+
+
+def _tokens(text: str) -> list[re.Match[str]]:
+    return list(_TOKEN.finditer(text))
+
+
+def _classify(replacement: str, original: str, categories: Mapping[str, str]) -> tuple[str, str]:
+    """(TAB entity type, identifier type) of an original span replaced by ``replacement``."""
+    if COMPANY_PLACEHOLDER in replacement:
+        return "ORG", "DIRECT"
+    if "[Executive" in replacement:
+        return "PERSON", "DIRECT"
+    if URL_PLACEHOLDER in replacement:
+        return "MISC", "DIRECT"
+    for category, tab_type in TAB_TYPES.items():
+        if f"[{category}]" in replacement:
+            return tab_type, "QUASI"
+    category = categories.get(original) or categories.get(replacement)
+    return TAB_TYPES.get(category or "", "MISC"), "QUASI"
+
+
+def changed_mentions(
+    original: str, released: str, categories: Mapping[str, str] | None = None, prefix: str = "e"
+) -> list[dict[str, Any]]:
+    """TAB entity mentions (offsets into ``original``) of every span that differs in ``released``.
+
+    ``categories``: entity text → neswap category, to type swapped entities.
+    """
+    categories = categories or {}
+    a, b = _tokens(original), _tokens(released)
+    matcher = difflib.SequenceMatcher(None, [m.group(0) for m in a], [m.group(0) for m in b],
+                                      autojunk=False)
+    mentions: list[dict[str, Any]] = []
+    ids: dict[str, str] = {}
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op not in ("replace", "delete") or i1 == i2:
+            continue
+        start, end = a[i1].start(), a[i2 - 1].end()
+        span = original[start:end]
+        replacement = released[b[j1].start() : b[j2 - 1].end()] if j2 > j1 else ""
+        entity_type, identifier_type = _classify(replacement, span, categories)
+        entity_id = ids.setdefault(span.lower(), f"{prefix}{len(ids) + 1}")
+        mentions.append({
+            "entity_type": entity_type,
+            "entity_mention_id": f"{entity_id}_m{len(mentions) + 1}",
+            "start_offset": start,
+            "end_offset": end,
+            "span_text": span,
+            "edit_type": "check",
+            "identifier_type": identifier_type,
+            "entity_id": entity_id,
+            "confidential_status": "NOT_CONFIDENTIAL",
+            "replaced_by": replacement,
+        })
+    return mentions
+
+
+def tab_documents(
+    originals: Mapping[str, str],
+    released: Mapping[str, str],
+    pseudonyms: Mapping[str, str],
+    categories: Mapping[str, Mapping[str, str]] | None = None,
+) -> list[dict[str, Any]]:
+    """One TAB record per document (``doc_id`` = pseudonym, ``original_doc_id`` beside it)."""
+    out = []
+    for doc_id, text in originals.items():
+        pseudo = pseudonyms.get(doc_id, doc_id)
+        mentions = changed_mentions(text, released.get(doc_id, ""),
+                                    (categories or {}).get(doc_id), prefix=f"{pseudo}_e")
+        out.append({
+            "doc_id": pseudo,
+            "original_doc_id": doc_id,
+            "dataset_type": "release",
+            "text": text,
+            "annotations": {ANNOTATOR: {"entity_mentions": mentions}},
+        })
+    return sorted(out, key=lambda r: r["doc_id"])
