@@ -368,3 +368,12 @@ def _group_members(groups: list[str]) -> dict[str, np.ndarray]:
     for i, g in enumerate(groups):
         members.setdefault(g, []).append(i)
     return {g: np.array(idx) for g, idx in members.items()}
+
+
+def fit_ranker(texts: Sequence[str], groups: Sequence[str], **params: Any) -> LearnedRanker:
+    """A ``LearnedRanker`` with the default MiniLM word vectors, fitted on ``texts`` by group.
+
+    ``groups`` are the documents (or the protected values: one per company in a corpus of one
+    call per company); ``params`` override the defaults (``level``, ``max_epochs``, ...).
+    """
+    return LearnedRanker(**params).fit(texts, groups)
