@@ -473,3 +473,28 @@ def check_swappable(corpus: Corpus) -> None:
             "swapping needs at least 2 different values. Add other companies' transcripts or "
             "choose another column to protect."
         )
+
+
+#: Optional folder beside ``docs/`` with other texts of the same companies (SPEC §8).
+ATTACKER_FOLDER = "attacker"
+
+
+def load_attacker(
+    path: str | Path,
+    protect: str = DEFAULT_PROTECT,
+    text_column: str = "text",
+    id_column: str = "doc_id",
+) -> Corpus | None:
+    """The reading attacker's corpus: the ``attacker/`` folder of a corpus folder (or beside a
+    corpus file), loaded like a corpus; ``aliases.csv``/``executives.csv`` of the corpus folder
+    apply unless ``attacker/`` has its own. ``None`` when there is no such folder."""
+    path = Path(path)
+    base = path if path.is_dir() else path.parent
+    folder = base / ATTACKER_FOLDER
+    if not folder.is_dir():
+        return None
+    files = _folder_files(folder)
+    for extra in (ALIASES, EXECUTIVES):
+        if extra not in files and (base / extra).is_file():
+            files[extra] = (base / extra).read_bytes()
+    return _build(files, protect, text_column, id_column, f"{base.name}/{ATTACKER_FOLDER}")

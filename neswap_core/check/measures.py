@@ -1,0 +1,291 @@
+"""Measured protection of a release (SPEC §8): what an attacker names before and after.
+
+``ReleaseScorer(attacker, texts, labels, doc_ids)`` is built once per corpus and attacker: it
+scores every pre-release chunk once and keeps, per chunk, the log-probability of each company and,
+per document, their sums. ``score(changed)`` with ``changed = {chunk position: released text}``
+re-vectorises and re-scores only the changed chunks (one sparse product) and returns
+``AttackMeasures``:
+
+* ``chunk_top1`` / ``chunk_top5``: share of all released chunks whose company is the attacker's
+  first guess / among its five first guesses (corpus-wide);
+* ``changed_pre_top1`` / ``changed_post_top1`` (and top-5): the same over the changed chunks
+  only, before and after (the paper's Table 2); NaN when nothing changed;
+* ``document_accuracy``: the attacker sums the log-probabilities of all released chunks of a
+  document per company and names the best one; ``documents_named`` counts the documents named
+  correctly and ``named_documents`` lists them;
+* ``table``: 2×2 counts over changed chunks, rows pre correct/wrong, columns post correct/wrong,
+  and ``mcnemar_p``: exact McNemar test, two-sided binomial test (p = ½) on the discordant cells
+  (1.0 when there are none), as in the paper's Table 3;
+* ``chance``: 1 / number of companies of the corpus.
+
+A chunk whose company the attacker never saw (not in ``classes_``) can never be named: it counts
+as wrong. A "changed" position whose released text equals the original is not counted as changed.
+``score_steps`` scores the cumulative releases after each step of a sequence (a swap run's
+prefixes) from one vectorisation; ``measure_draws`` turns several draws into mean ± s.d.
+``explain_document`` gives the per-document view: the chunks that gave the document away and the
+words that weighed most.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy.stats import binomtest
+
+from ..errors import ConfigError
+
+TOP_K = 5
+
+
+def mcnemar_exact(table: np.ndarray) -> float:
+    """Two-sided exact McNemar p-value of a 2×2 table (binomial on the discordant cells)."""
+    b, c = int(table[0, 1]), int(table[1, 0])
+    if b + c == 0:
+        return 1.0
+    return float(binomtest(b, b + c, 0.5, alternative="two-sided").pvalue)
+
+
+@dataclass
+class AttackMeasures:
+    """The attacker's accuracies on one release (SPEC §8; see the module docstring)."""
+
+    attacker: str
+    n_chunks: int
+    n_documents: int
+    n_companies: int
+    chunk_top1: float
+    chunk_top5: float
+    n_changed: int
+    changed_pre_top1: float
+    changed_post_top1: float
+    changed_pre_top5: float
+    changed_post_top5: float
+    document_accuracy: float
+    documents_named: int
+    named_documents: tuple[str, ...]
+    table: np.ndarray
+    mcnemar_p: float
+    chance: float
+    documents: pd.DataFrame = field(repr=False)
+
+    def to_dict(self) -> dict:
+        """JSON-ready summary (NaN becomes None); the per-document frame as records."""
+        out = {}
+        for key in (
+            "attacker",
+            "n_chunks",
+            "n_documents",
+            "n_companies",
+            "chunk_top1",
+            "chunk_top5",
+            "n_changed",
+            "changed_pre_top1",
+            "changed_post_top1",
+            "changed_pre_top5",
+            "changed_post_top5",
+            "document_accuracy",
+            "documents_named",
+            "mcnemar_p",
+            "chance",
+        ):
+            value = getattr(self, key)
+            if isinstance(value, float) and not np.isfinite(value):
+                value = None
+            out[key] = value
+        out["named_documents"] = list(self.named_documents)
+        out["table"] = {
+            "pre_correct": {
+                "post_correct": int(self.table[0, 0]),
+                "post_wrong": int(self.table[0, 1]),
+            },
+            "pre_wrong": {
+                "post_correct": int(self.table[1, 0]),
+                "post_wrong": int(self.table[1, 1]),
+            },
+        }
+        return out
+
+
+def _ranks(log_p: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Rank of the true class (0 = first guess) per row; ``len(classes)`` for unknown labels."""
+    n_classes = log_p.shape[1]
+    ranks = np.full(len(y), n_classes, dtype=np.int64)
+    known = y >= 0
+    if known.any():
+        true = log_p[known, y[known]]
+        ranks[known] = (log_p[known] > true[:, None]).sum(axis=1)
+    return ranks
+
+
+class ReleaseScorer:
+    """An attacker's pre-release scores of a corpus, ready to measure any release (SPEC §8).
+
+    ``attacker``: a fitted ``TextAttacker`` (reading attacker) or ``CrossFittedAttacker``
+    (in-corpus; fitted on these ``texts`` in this order), or an (n, n_classes) array of
+    pre-release probabilities with ``classes`` (then only the pre-release figures are available).
+    ``texts``, ``labels``, ``doc_ids``: the pre-release chunks, their company and document.
+    """
+
+    def __init__(
+        self,
+        attacker,
+        texts: Sequence[str],
+        labels: Sequence[str],
+        doc_ids: Sequence[str],
+        *,
+        name: str = "attacker",
+        classes: Sequence[str] | None = None,
+    ) -> None:
+        self.texts = [str(t) for t in texts]
+        n = len(self.texts)
+        if not (n == len(labels) == len(doc_ids)):
+            raise ConfigError(
+                f"{n} texts, {len(labels)} labels and {len(doc_ids)} doc ids: give one of each per chunk."
+            )
+        self.name = name
+        if isinstance(attacker, np.ndarray):
+            if classes is None or attacker.shape != (n, len(classes)):
+                raise ConfigError("Probabilities need `classes` and one row per text.")
+            self.attacker, self.classes_ = None, np.asarray(classes, dtype=object)
+            self.log_proba_ = np.log(np.clip(attacker, 1e-300, 1.0))
+        else:
+            self.attacker, self.classes_ = attacker, np.asarray(attacker.classes_, dtype=object)
+            self.log_proba_ = attacker.log_proba_at(np.arange(n), self.texts)
+        where = {c: i for i, c in enumerate(self.classes_)}
+        self.labels = np.asarray([str(v) for v in labels], dtype=object)
+        self.y_ = np.array([where.get(v, -1) for v in self.labels], dtype=np.int64)
+        self.doc_ids = np.asarray([str(d) for d in doc_ids], dtype=object)
+        self.documents_, self.doc_index_ = np.unique(self.doc_ids, return_inverse=True)
+        first = np.array(
+            [np.flatnonzero(self.doc_index_ == d)[0] for d in range(len(self.documents_))]
+        )
+        self.doc_labels_ = self.labels[first]
+        self.doc_y_ = self.y_[first]
+        self.doc_log_proba_ = np.zeros((len(self.documents_), len(self.classes_)))
+        np.add.at(self.doc_log_proba_, self.doc_index_, self.log_proba_)
+        self.rank_ = _ranks(self.log_proba_, self.y_)
+        self.n_companies = len(set(self.labels))
+        self.unknown_labels = sorted(set(self.labels) - set(self.classes_))
+
+    # --- scoring ------------------------------------------------------------------------------
+    def _changed(self, changed: Mapping[int, str]) -> tuple[np.ndarray, list[str]]:
+        pos, texts = [], []
+        for p, t in changed.items():
+            p = int(p)
+            if not 0 <= p < len(self.texts):
+                raise ConfigError(f"Chunk position {p} is outside 0..{len(self.texts) - 1}.")
+            if str(t) != self.texts[p]:
+                pos.append(p)
+                texts.append(str(t))
+        return np.asarray(pos, dtype=np.int64), texts
+
+    def released_log_proba(self, positions: np.ndarray, texts: list[str]) -> np.ndarray:
+        """Log-probabilities of released texts at ``positions`` (the only new attacker call)."""
+        if len(positions) == 0:
+            return np.zeros((0, len(self.classes_)))
+        if self.attacker is None:
+            raise ConfigError(
+                f"The {self.name} scorer holds fixed probabilities only; it cannot score released "
+                "text. Build it from a fitted attacker."
+            )
+        return self.attacker.log_proba_at(positions, texts)
+
+    def score(self, changed: Mapping[int, str]) -> AttackMeasures:
+        """Measures of the release that replaces the chunks at the given positions."""
+        pos, texts = self._changed(changed)
+        return self.measures(pos, self.released_log_proba(pos, texts))
+
+    def score_steps(self, steps: Sequence[Mapping[int, str]]) -> list[AttackMeasures]:
+        """Measures of the cumulative releases after step 1, 2, ... (later text wins)."""
+        flat_pos, flat_texts, step_of = [], [], []
+        for s, step in enumerate(steps):
+            pos, texts = self._changed(step)
+            flat_pos.extend(pos.tolist())
+            flat_texts.extend(texts)
+            step_of.extend([s] * len(pos))
+        log_p = self.released_log_proba(np.asarray(flat_pos, dtype=np.int64), flat_texts)
+        out, latest = [], {}
+        for s in range(len(steps)):
+            for row in np.flatnonzero(np.asarray(step_of) == s):
+                latest[flat_pos[row]] = row
+            pos = np.fromiter(latest.keys(), dtype=np.int64, count=len(latest))
+            rows = np.fromiter(latest.values(), dtype=np.int64, count=len(latest))
+            out.append(self.measures(pos, log_p[rows]))
+        return out
+
+    def pre_release(self) -> AttackMeasures:
+        """Measures before any release (nothing changed)."""
+        return self.measures(np.zeros(0, dtype=np.int64), np.zeros((0, len(self.classes_))))
+
+    def measures(self, positions: np.ndarray, log_p: np.ndarray) -> AttackMeasures:
+        """Measures when the chunks at ``positions`` score ``log_p`` instead of their pre scores."""
+        rank = self.rank_.copy()
+        post_rank = _ranks(log_p, self.y_[positions]) if len(positions) else np.zeros(0, np.int64)
+        rank[positions] = post_rank
+        pre_rank = self.rank_[positions]
+        doc_lp = self.doc_log_proba_.copy()
+        if len(positions):
+            np.add.at(doc_lp, self.doc_index_[positions], log_p - self.log_proba_[positions])
+        return self._assemble(rank, pre_rank, post_rank, doc_lp, positions)
+
+    def _assemble(self, rank, pre_rank, post_rank, doc_lp, positions) -> AttackMeasures:
+        pre1, post1 = pre_rank == 0, post_rank == 0
+        table = np.array(
+            [
+                [np.sum(pre1 & post1), np.sum(pre1 & ~post1)],
+                [np.sum(~pre1 & post1), np.sum(~pre1 & ~post1)],
+            ],
+            dtype=np.int64,
+        )
+        guess = doc_lp.argmax(axis=1)
+        named = (guess == self.doc_y_) & (self.doc_y_ >= 0)
+        n_changed = len(positions)
+
+        def share(mask):
+            return float(np.mean(mask)) if len(mask) else float("nan")
+
+        docs = _document_frame(self, doc_lp, guess, named, positions)
+        return AttackMeasures(
+            attacker=self.name,
+            n_chunks=len(rank),
+            n_documents=len(self.documents_),
+            n_companies=self.n_companies,
+            chunk_top1=share(rank == 0),
+            chunk_top5=share(rank < TOP_K),
+            n_changed=n_changed,
+            changed_pre_top1=share(pre1),
+            changed_post_top1=share(post1),
+            changed_pre_top5=share(pre_rank < TOP_K),
+            changed_post_top5=share(post_rank < TOP_K),
+            document_accuracy=share(named),
+            documents_named=int(named.sum()),
+            named_documents=tuple(self.documents_[named]),
+            table=table,
+            mcnemar_p=mcnemar_exact(table),
+            chance=1.0 / max(self.n_companies, 1),
+            documents=docs,
+        )
+
+
+def _document_frame(scorer: ReleaseScorer, doc_lp, guess, named, positions) -> pd.DataFrame:
+    """Per document: doc_id, company, predicted, named, margin (the true company's summed
+    log-probability minus the best other company's), n_chunks, n_changed."""
+    ok = scorer.doc_y_ >= 0
+    rows = np.arange(len(guess))
+    true = np.where(ok, doc_lp[rows, np.maximum(scorer.doc_y_, 0)], -np.inf)
+    others = doc_lp.copy()
+    others[rows[ok], scorer.doc_y_[ok]] = -np.inf
+    return pd.DataFrame(
+        {
+            "doc_id": scorer.documents_,
+            "company": scorer.doc_labels_,
+            "predicted": scorer.classes_[guess],
+            "named": named,
+            "margin": true - others.max(axis=1),
+            "n_chunks": np.bincount(scorer.doc_index_, minlength=len(guess)),
+            "n_changed": np.bincount(scorer.doc_index_[positions], minlength=len(guess)),
+        }
+    )
