@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from appkit.corpus_checks import show_corpus_problems
 from appkit.pipeline import load_source, pack_uploads
 from appkit.state import current, save_settings
 from appkit.views_prep import (
@@ -28,6 +29,7 @@ st.markdown(
 
 stage = current()
 ws, s = stage.workspace, stage.settings
+show_corpus_problems(stage, documents=False, entities=False)
 
 
 # --- source ------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 import plotly.express as px
 import streamlit as st
 
+from appkit.corpus_checks import show_corpus_problems
 from appkit.state import current, save_settings
 from appkit.views_prep import (
     ROLE_HELP,
@@ -31,6 +32,7 @@ st.markdown(
 
 stage = current()
 ws, s = stage.workspace, stage.settings
+show_corpus_problems(stage)
 
 with user_errors():
     raw = stage.raw_chunks()

@@ -4,6 +4,7 @@ import numpy as np
 import plotly.express as px
 import streamlit as st
 
+from appkit.corpus_checks import show_corpus_problems
 from appkit.state import current, save_settings
 from appkit.views_prep import (
     cached_pca,
@@ -29,6 +30,7 @@ st.markdown(
 
 stage = current()
 ws, s = stage.workspace, stage.settings
+show_corpus_problems(stage)
 with user_errors():
     with st.spinner("Embedding the chunks (placeholders applied for 'must change' categories)…"):
         chunks, x = stage.pre_swap()

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from appkit import views_release as vr
+from appkit.corpus_checks import show_corpus_problems
 from appkit.state import current, save_settings
 from appkit.widgets import legend, user_errors
 
@@ -19,6 +20,7 @@ st.markdown(
 
 stage = current()
 ws, s = stage.workspace, stage.settings
+show_corpus_problems(stage)
 population = float(s["population"])
 
 with user_errors():

@@ -6,6 +6,7 @@ import streamlit as st
 
 from appkit import views_frontier as vf
 from appkit import views_release as vr
+from appkit.corpus_checks import show_corpus_problems
 from appkit.state import current, save_settings
 from appkit.widgets import user_errors
 from neswap_core.config import PAPER_POPULATIONS
@@ -22,6 +23,7 @@ st.markdown(
 
 stage = current()
 ws, s = stage.workspace, stage.settings
+show_corpus_problems(stage)
 
 with user_errors():
     sweep = vr.ensure_sweep(stage)

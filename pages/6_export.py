@@ -1,22 +1,26 @@
-"""Step 6 · Export: the anonymised corpus, chunk tables, swap log, HTML report and run.toml."""
+"""Step 6 · Export: the released bundle (released/ may be shared, key/ stays), leak scan, run.toml."""
 
 import streamlit as st
 
+from appkit import views_export as ve
 from appkit import views_frontier as vf
 from appkit import views_release as vr
-from appkit.state import current, run_config
+from appkit.corpus_checks import show_corpus_problems
+from appkit.state import current, run_config, save_settings
 from appkit.widgets import user_errors
+from neswap_core.release.bundle import FOLDER_PURPOSE
 from neswap_core.release.frontier import choose_release
 
 st.title("6 · Export")
 st.markdown(
-    "Download the chosen release with your review applied: the anonymised transcripts in the "
-    "layout you uploaded them in, the passages as a table, the log of every swap, and a report "
-    "that records the settings, seeds and package versions so the release can be reproduced."
+    "Download the chosen release with your review applied, as two folders: `released/`, the "
+    "anonymised transcripts under random ids, and `key/`, everything that links them back to "
+    "the companies (with the report that records settings, seeds and versions)."
 )
 
 stage = current()
 ws, s = stage.workspace, stage.settings
+show_corpus_problems(stage)
 population, a, c = float(s["population"]), float(s["trade_off_a"]), float(s["trade_off_c"])
 
 with user_errors():
@@ -24,8 +28,9 @@ with user_errors():
     table = stage.table(population)
     corpus = stage.clean().corpus
 if len(table) == 0:
-    st.warning("There is no release to export: no combination had a valid pair to swap. Go back "
-               "to **2 · Entities & roles** or **3 · Clusters**.")
+    st.warning("There is no release to export: no combination had a valid pair to swap. "
+               + " ".join(sweep.messages()) + " Go back to **2 · Entities & roles** or "
+               "**3 · Clusters**.")
     st.stop()
 
 chosen_id, line = vr.pick_release(table, s.get("chosen_release"), a, c)
@@ -38,45 +43,80 @@ st.success(f"**Release:** {vf.choice_sentence(table, chosen_id)}  \n**After your
 st.caption("Change the release on **5 · Risk–utility frontier** and review its pairs on "
            "**4 · Swaps**.")
 
-# --- downloads (built only when clicked) -----------------------------------------------------------
-base = chosen_id.replace(" + ", "-").replace(" @ ", "-t").replace(" ", "_")
-st.subheader("Downloads")
+# --- the released bundle (SPEC §11) ----------------------------------------------------------------
+st.subheader("What you download")
+st.markdown(
+    f"- **`released/`** — {FOLDER_PURPOSE['released']}\n"
+    f"- **`key/`** — {FOLDER_PURPOSE['key']}\n\n"
+    "Only `released/` may go to an LLM or anyone else."
+)
+with st.expander("Released documents: ids, manifest columns, chunk order"):
+    options = ve.publishable_options(stage.corpus())
+    columns = st.multiselect(
+        "Metadata columns to publish in released/manifest.csv", options, key="ex_publishable",
+        default=[c for c in s.get("publishable_columns", []) if c in options],
+        help="The protected column, company/ticker columns, ids and source paths are never "
+        "offered. Each published value is leak-scanned too.")
+    shuffle = st.checkbox(
+        "Shuffle the chunk order within each document", key="ex_shuffle",
+        value=bool(s.get("shuffle_chunks", False)),
+        help="Hides the flow of the call (and with it some clues to the company) at the cost of "
+        "readability. The order is a seeded random permutation, recorded in key/.")
+    save_settings(ws, publishable_columns=columns, shuffle_chunks=shuffle)
+    s = {**s, "publishable_columns": columns, "shuffle_chunks": shuffle}
+with user_errors():
+    bundle = ve.release_bundle(release, stage, s)
+
+stored = list(s.get(ve.ACCEPTED_SETTING, []))
+accepted = ve.accepted_keys(stored)
+if bundle.hits:
+    st.warning(f"The leak scan found {len(bundle.hits)} company identifier(s) in the released "
+               "text. `released/` can be downloaded only after you accept each one (or fix the "
+               "text with entity corrections on **2 · Entities & roles**).")
+    st.dataframe(ve.hits_frame(bundle.hits), hide_index=True, width="stretch")
+    chosen = []
+    for k, hit in enumerate(bundle.hits):
+        if st.checkbox(f"Accept: {hit.sentence()}", key=f"leak_{k}", value=hit.key in accepted):
+            chosen.append(ve.hit_id(hit))
+    keep = [x for x in stored if x not in {ve.hit_id(h) for h in bundle.hits}] + chosen
+    if sorted(keep) != sorted(stored):
+        save_settings(ws, **{ve.ACCEPTED_SETTING: keep})
+    accepted = ve.accepted_keys(keep)
+else:
+    st.success("Leak scan: no company name, alias, ticker, web domain or executive name was "
+               "found in the released text.")
+blocking = bundle.blocking(accepted)
+
+base = "neswap-" + chosen_id.replace(" + ", "-").replace(" @ ", "-t").replace(" ", "_")
+
+
+def key_zip() -> bytes:
+    fig = vf.frontier_figure(table, chosen_id, a, c, line_pick=line.index)
+    html = vr.report_html(release, s, table, stage.pitman(population), fig, line.message)
+    extra = ve.key_files(release, stage, table, stage.pitman(population), html, config_toml)
+    return bundle.with_key_files(extra).key_zip(accepted)
+
+
+config_toml = run_config(s, corpus="data/sample" if stage.source == "sample"
+                         else "PATH/TO/YOUR/FILES").to_toml()
 left, right = st.columns(2)
 with left:
     st.download_button(
-        "Anonymised corpus (.zip, same layout as the input)", key="dl_corpus",
-        data=lambda: vr.corpus_zip(release, corpus), file_name=f"neswap-corpus-{base}.zip",
-        mime="application/zip", on_click="ignore", type="primary", icon=":material/folder_zip:",
-        help="One text file per transcript plus manifest.csv (or the CSV/JSONL table, or the "
-        "Motley Fool JSON files, if that is what you uploaded).")
-    st.download_button(
-        "Passages (chunks) as CSV", key="dl_chunks_csv",
-        data=lambda: vr.chunks_table(release, corpus).to_csv(index=False),
-        file_name=f"neswap-chunks-{base}.csv", mime="text/csv", on_click="ignore",
-        help="One row per passage: document, metadata, released text and its entities.")
-    st.download_button(
-        "Passages (chunks) as JSONL", key="dl_chunks_jsonl",
-        data=lambda: vr.chunks_table(release, corpus).to_json(orient="records", lines=True,
-                                                              force_ascii=False),
-        file_name=f"neswap-chunks-{base}.jsonl", mime="application/jsonl", on_click="ignore")
+        "released/ (.zip) — may be shared", key="dl_released", data=bundle.released_zip(),
+        file_name=f"{base}-released.zip", mime="application/zip", on_click="ignore",
+        type="primary", icon=":material/folder_zip:", disabled=bool(blocking),
+        help="Documents under random ids in the layout you uploaded, and a manifest with only "
+        "the columns you chose to publish. No swap log, no per-chunk metadata.")
+    if blocking:
+        st.caption(f"{len(blocking)} leak-scan hit(s) not accepted yet.")
 with right:
     st.download_button(
-        "Swap log (.csv, accepted pairs)", key="dl_swap_log",
-        data=lambda: vr.swap_log_frame(release).to_csv(index=False),
-        file_name=f"neswap-swap-log-{base}.csv", mime="text/csv", on_click="ignore",
-        help="Which passages were paired, the entities exchanged, and your review note.")
-
-    def report() -> str:
-        fig = vf.frontier_figure(table, chosen_id, a, c, line_pick=line.index)
-        return vr.report_html(release, s, table, stage.pitman(population), fig, line.message)
-
-    st.download_button(
-        "Report (.html, works offline)", key="dl_report", data=report,
-        file_name=f"neswap-report-{base}.html", mime="text/html", on_click="ignore",
-        help="Settings, seeds, package versions, the interactive frontier chart, the chosen "
-        "release, the Pitman table, the swap log and your review decisions.")
-    config_toml = run_config(s, corpus="data/sample" if stage.source == "sample"
-                             else "PATH/TO/YOUR/FILES").to_toml()
+        "key/ (.zip) — stays with you", key="dl_key", data=key_zip,
+        file_name=f"{base}-key.zip", mime="application/zip", on_click="ignore",
+        icon=":material/key:",
+        help="Pseudonym → document and company, chunks, swap log with your notes, decisions, "
+        "releases and Pitman tables, the HTML report, run.toml, entity corrections, the leak "
+        "list and the changed spans in TAB format.")
     st.download_button("Run configuration for the command line (run.toml)", key="dl_config",
                        data=config_toml, file_name="run.toml", mime="application/toml",
                        on_click="ignore")

@@ -6,6 +6,7 @@ import streamlit as st
 from appkit import views_check as vc
 from appkit import views_frontier as vf
 from appkit import views_release as vr
+from appkit.corpus_checks import show_corpus_problems
 from appkit.state import current
 from appkit.widgets import user_errors
 
@@ -20,6 +21,7 @@ st.markdown(
 
 stage = current()
 ws, s = stage.workspace, stage.settings
+show_corpus_problems(stage)
 population, a, c = float(s["population"]), float(s["trade_off_a"]), float(s["trade_off_c"])
 
 with user_errors():

@@ -240,10 +240,12 @@ def test_a_release_picked_on_the_swaps_page_is_exported(workspace):
 def test_export_offers_every_download(workspace):
     at = run_page("6_export")
     keys = {b.key for b in at.get("download_button")}
-    assert keys == {"dl_corpus", "dl_chunks_csv", "dl_chunks_jsonl", "dl_swap_log", "dl_report",
-                    "dl_config"}
+    assert keys == {"dl_released", "dl_key", "dl_config"}
     text = " ".join(i.value for i in [*at.info, *at.warning])
     assert "trade-off line" in text
+    page = " ".join(m.value for m in at.markdown)
+    assert "`released/`" in page and "`key/`" in page and "Only `released/` may go to an LLM" in page
+    assert any("Leak scan: no company name" in m.value for m in at.success)
 
 
 def test_export_files_apply_the_review(workspace):
@@ -259,16 +261,20 @@ def test_export_files_apply_the_review(workspace):
     rec0 = sweep.draws_for(tuple(table.loc[release_id, "categories"]))[0].run.records[0]
     workspace.set_decision(key, vr.pair_key(rec0), "reject", "keep this pair")
     release = vr.reviewed_release(sweep, stage.sweep_key, table, release_id, workspace.decisions, 1e20)
-    corpus = stage.clean().corpus
+    from appkit import views_export as ve
 
-    archive = zipfile.ZipFile(io.BytesIO(vr.corpus_zip(release, corpus)))
-    assert "manifest.csv" in archive.namelist()
+    bundle = ve.release_bundle(release, stage, stage.settings)
+    archive = zipfile.ZipFile(io.BytesIO(bundle.released_zip()))
+    assert "released/manifest.csv" in archive.namelist()
+    assert not any(doc_id in " ".join(archive.namelist()) for doc_id in bundle.pseudonyms)
+    keys = zipfile.ZipFile(io.BytesIO(bundle.key_zip())).namelist()
+    assert {"key/pseudonyms.csv", "key/tab_annotations.json", "key/leaks.csv"} <= set(keys)
     released = {c.chunk_id: c for c in release.released_chunks()}
     base = {c.chunk_id: c for c in release.draw.run.base}
     assert released[rec0.chunk_a].text == base[rec0.chunk_a].text  # rejected: not swapped
     for rec, (new_a, _) in zip(release.records[1:], release.draw.run.swapped[1:], strict=False):
         assert released[rec.chunk_a].text == new_a.text  # accepted: swapped
-    doc = archive.read(f"docs/{rec0.doc_a}.txt").decode()
+    doc = archive.read(f"released/docs/{bundle.pseudonyms[rec0.doc_a]}.txt").decode()
     assert base[rec0.chunk_a].text in doc
 
     log = vr.swap_log_frame(release)

@@ -1,0 +1,71 @@
+"""Corpus problems every page states in a sentence (issue 10): too few documents, near-identical
+documents, K larger than the distinct chunks, nothing to swap.
+
+One call at the top of a page (``show_corpus_problems(stage)``) shows them as ``st.warning``
+before any fit runs into them; a ``NeswapError`` raised while checking becomes ``st.error``.
+The checks reuse the core's own (``check_swappable``, ``check_swap_entities``), so the app and
+the CLI say the same thing.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from neswap_core.analysis import check_swap_entities
+from neswap_core.errors import NeswapError
+from neswap_core.text.loading import check_swappable
+
+
+def _message(check, *args) -> str | None:
+    try:
+        check(*args)
+    except NeswapError as exc:
+        return str(exc)
+    return None
+
+
+def duplicate_problem(texts: list[str], k: int) -> str | None:
+    """A sentence when chunks repeat each other (near-identical documents), with a K that fits."""
+    n, distinct = len(texts), len(set(texts))
+    if n == 0 or distinct == n:
+        return None
+    if distinct < max(2, n // 2) or k > distinct:
+        return (
+            f"Only {distinct} of the {n} chunks are distinct: several documents repeat the same "
+            f"text. The mixture needs K ≤ {distinct} (e.g. K = {max(1, distinct // 2)}), and "
+            "copies cannot be swapped with each other usefully; remove the duplicates or add "
+            "more varied transcripts."
+        )
+    return None
+
+
+def corpus_problems(stage, entities: bool = True, documents: bool = True) -> list[str]:
+    """Sentences for the problems of the stage's corpus (empty when there is none)."""
+    out = []
+    if documents and (m := _message(check_swappable, stage.corpus())):
+        out.append(m)
+    chunked = stage.chunked()
+    texts = [t for _, ts in chunked.chunk_texts(float(stage.settings["threshold"])) for t in ts]
+    if not texts:
+        out.append("No text is left after presentation extraction: there is nothing to chunk. "
+                   "Check the documents on **1 · Corpus** (the Q&A marker may be at the start).")
+        return out
+    if m := duplicate_problem(texts, int(stage.settings["n_components"])):
+        out.append(m)
+    if entities:
+        swap = [c for c, r in stage.settings["roles"].items() if r == "S"]
+        if m := _message(check_swap_entities, stage.chunks(), swap):
+            out.append(m)
+    return out
+
+
+def show_corpus_problems(stage, entities: bool = True, documents: bool = True) -> list[str]:
+    """Show ``corpus_problems`` as warnings (errors while checking as ``st.error``)."""
+    try:
+        problems = corpus_problems(stage, entities=entities, documents=documents)
+    except NeswapError as exc:
+        st.error(str(exc))
+        return [str(exc)]
+    for message in problems:
+        st.warning(message)
+    return problems
