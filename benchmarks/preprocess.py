@@ -1,18 +1,24 @@
-"""Preprocessing throughput on the dev corpus (35 calls), cold and with a warm embedding cache.
+"""Preprocessing throughput on the dev corpus (35 calls), cold and warm, with the quality bar.
 
-    .venv/bin/python benchmarks/preprocess.py [--corpus PATH] [--threshold 75]
+    OMP_NUM_THREADS=2 nice -n 5 .venv/bin/python benchmarks/preprocess.py [--corpus PATH]
+        [--threshold 75] [--backend onnx|onnx-int8|torch] [--batch-documents 64]
 
 Runs the whole pipeline twice in fresh processes sharing one new cache folder: first cold
 (models loaded, every sentence group and chunk embedded), then warm (nothing re-embedded).
-Prints chunks, entities per category, the share of chunks with an entity per category, and
-throughput per stage. Targets (issue 2, this 2-core machine): cold < 180 s, warm < 15 s.
-The paper had 1,819 chunks for its 35 calls.
+The ONNX export of MiniLM is a one-time step per machine (like installing the model), timed on
+its own and shared by the cold run. Prints chunks, entities per category, throughput per stage,
+the targets (issue 14, this 2-core machine: cold <= 28 s, 5x faster than the 141 s of the torch
+path; warm <= 3 s) and the quality bar against today's float32 PyTorch path (chunk boundaries
+agree on >= 98 % of sentence gaps at the threshold, chunk embeddings cosine >= 0.99, mixture MAP
+labels agree on >= 97 % of chunks). The torch reference vectors are cached in
+benchmarks/.cache/quality, so only the first run pays for them.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -21,69 +27,154 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV = ROOT.parent / "shared" / "corpus" / "dev"
+CACHE = ROOT / "benchmarks" / ".cache"
+COLD_TARGET_S, WARM_TARGET_S, TODAY_COLD_S = 28.0, 3.0, 141.0
 
 
-def one_run(corpus: str, cache: str, threshold: float) -> dict:
+def one_run(corpus: str, cache: str, threshold: float, backend: str, batch_documents: int) -> dict:
     sys.path.insert(0, str(ROOT))
     start = time.perf_counter()
     from neswap_core.config import RunConfig
     from neswap_core.pipeline import prepare_path
 
-    cfg = RunConfig(corpus=corpus, cache_dir=cache, threshold=threshold)
-    prepared = prepare_path(corpus, cfg)
+    cfg = RunConfig(corpus=corpus, cache_dir=cache, threshold=threshold, embedding_backend=backend)
+    prepared = prepare_path(corpus, cfg, batch_documents=batch_documents)
     total = time.perf_counter() - start
     s = prepared.summary()
     t = prepared.timings
     n_sent = sum(len(d.text.splitlines()) for d in prepared.clean.corpus.documents)
     words = sum(len(c.text.split()) for c in prepared.chunks)
-    return {
-        "total_s": total, "timings": t, "summary": s, "sentences": n_sent, "words": words,
-    }
+    return {"total_s": total, "timings": t, "summary": s, "sentences": n_sent, "words": words,
+            "cpu_s": time.process_time()}
+
+
+def export_once(backend: str) -> float:
+    """Export (and quantise) MiniLM into benchmarks/.cache/onnx once; seconds it took now."""
+    sys.path.insert(0, str(ROOT))
+    if backend == "torch":
+        return 0.0
+    from neswap_core.config import DEFAULT_EMBEDDING_MODEL
+    from neswap_core.models.embedding import embedding_model_path
+    from neswap_core.models.onnx_minilm import onnx_model_file
+
+    start = time.perf_counter()
+    onnx_model_file(embedding_model_path(DEFAULT_EMBEDDING_MODEL), CACHE, backend == "onnx-int8")
+    return time.perf_counter() - start
+
+
+def quality(corpus: str, threshold: float, backend: str) -> list[str]:
+    """The quality bar of ``backend`` against the float32 PyTorch path on ``corpus``."""
+    sys.path.insert(0, str(ROOT))
+    from neswap_core.analysis import fit_mixture
+    from neswap_core.config import RunConfig
+    from neswap_core.models.embedding import Embedder
+    from neswap_core.models.embedding_quality import (
+        QualityReport,
+        cosine_agreement,
+        gap_agreement,
+        label_agreement,
+    )
+    from neswap_core.pipeline import chunks_at, clean_corpus, sentence_distances
+    from neswap_core.text.loading import load_corpus
+
+    clean = clean_corpus(load_corpus(corpus)).corpus
+    ref_embedder = Embedder(cache_dir=CACHE / "quality", backend="torch")
+    embedder = Embedder(cache_dir=CACHE / "quality", backend=backend)
+    ref = sentence_distances(clean, ref_embedder, 1)
+    other = sentence_distances(clean, embedder, 1)
+    texts = [c.text for c in chunks_at(clean, ref, threshold)]
+    x, y = ref_embedder.encode(texts), embedder.encode(texts)
+    cos = cosine_agreement(x, y)
+    cfg = RunConfig()
+    labels = [fit_mixture(v, cfg).predict(v) for v in (x, y)]
+    report = QualityReport(gap_agreement(ref, other, threshold), float(cos.mean()),
+                           float(cos.min()), label_agreement(*labels))
+    return report.lines()
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default=str(DEV))
     ap.add_argument("--threshold", type=float, default=75.0)
+    ap.add_argument("--backend", default=None, help="embedding backend (default: the config's)")
+    ap.add_argument("--batch-documents", type=int, default=64)
     ap.add_argument("--child", nargs=2, metavar=("CACHE", "OUT"), help=argparse.SUPPRESS)
+    ap.add_argument("--quality-child", metavar="OUT", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from neswap_core.config import DEFAULT_EMBEDDING_BACKEND
+
+    backend = args.backend or DEFAULT_EMBEDDING_BACKEND
     if args.child:
-        Path(args.child[1]).write_text(json.dumps(one_run(args.corpus, args.child[0], args.threshold), default=str))
+        result = one_run(args.corpus, args.child[0], args.threshold, backend, args.batch_documents)
+        Path(args.child[1]).write_text(json.dumps(result, default=str))
+        return 0
+    if args.quality_child:
+        Path(args.quality_child).write_text(json.dumps(quality(args.corpus, args.threshold, backend)))
         return 0
     if not Path(args.corpus).exists():
         print(f"skip: {args.corpus} not found (the dev corpus lives in ../shared/corpus/dev)")
         return 0
+    export_s = export_once(backend)
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
+        cache = Path(tmp) / "cache"
+        cache.mkdir()
+        if (CACHE / "onnx").exists():
+            os.symlink(CACHE / "onnx", cache / "onnx")  # the one-time export, not an embedding
         for mode in ("cold", "warm"):
             out = Path(tmp) / f"{mode}.json"
-            cmd = [sys.executable, __file__, "--corpus", args.corpus, "--threshold", str(args.threshold),
-                   "--child", str(Path(tmp) / "cache"), str(out)]
+            cmd = [sys.executable, __file__, "--corpus", args.corpus, "--threshold",
+                   str(args.threshold), "--backend", backend, "--batch-documents",
+                   str(args.batch_documents), "--child", str(cache), str(out)]
             wall = time.perf_counter()
             subprocess.run(cmd, check=True)
             results[mode] = json.loads(out.read_text())
             results[mode]["wall_s"] = time.perf_counter() - wall
+        out = Path(tmp) / "quality.json"
+        subprocess.run([sys.executable, __file__, "--corpus", args.corpus, "--threshold",
+                        str(args.threshold), "--backend", backend, "--quality-child", str(out)],
+                       check=True)
+        quality_lines = json.loads(out.read_text())
+    _print(args, backend, export_s, results, quality_lines)
+    return 0
+
+
+def _print(args, backend: str, export_s: float, results: dict, quality_lines: list[str]) -> None:
     cold, warm = results["cold"], results["warm"]
     s = cold["summary"]
     n_chunks = s["chunks"]
-    print(f"corpus: {args.corpus}\ndocuments: {s['documents']}  chunks at threshold {args.threshold:g}: {n_chunks} (paper: 1,819)")
+    print(f"corpus: {args.corpus}\nembedding backend: {backend} (one-time ONNX export: "
+          f"{export_s:.1f} s this run; 0 when already exported)")
+    print(f"documents: {s['documents']}  chunks at threshold {args.threshold:g}: {n_chunks} "
+          "(paper: 1,819)")
     print(f"{'category':<14}{'entities':>10}{'chunks with >=1':>18}{'share':>8}")
     for cat, n in s["entities_per_category"].items():
-        print(f"{cat:<14}{n:>10}{s['chunks_with_entity_per_category'][cat]:>18}{s['share_chunks_with_entity'][cat]:>8.1%}")
+        print(f"{cat:<14}{n:>10}{s['chunks_with_entity_per_category'][cat]:>18}"
+              f"{s['share_chunks_with_entity'][cat]:>8.1%}")
     print(f"identifiers suppressed: {s['identifiers_suppressed']}")
     print(f"\n{'stage':<14}{'cold s':>9}{'warm s':>9}   throughput (cold)")
+    t = cold["timings"]
     rates = {
-        "chunking": f"{cold['sentences'] / max(cold['timings']['chunking'], 1e-9):,.0f} sentences/s, "
-                    f"{n_chunks / max(cold['timings']['chunking'], 1e-9):,.1f} chunks/s",
-        "ner": f"{cold['words'] / max(cold['timings']['ner'], 1e-9):,.0f} words/s",
-        "embedding": f"{n_chunks / max(cold['timings']['embedding'], 1e-9):,.1f} chunks/s",
+        "chunking": f"{cold['sentences'] / max(t['chunking'], 1e-9):,.0f} sentences/s, "
+                    f"{n_chunks / max(t['chunking'], 1e-9):,.1f} chunks/s",
+        "ner": f"{cold['words'] / max(t['ner'], 1e-9):,.0f} words/s",
+        "embedding": f"{n_chunks / max(t['embedding'], 1e-9):,.1f} chunks/s",
     }
-    for stage in cold["timings"]:
-        print(f"{stage:<14}{cold['timings'][stage]:>9.2f}{warm['timings'].get(stage, 0):>9.2f}   {rates.get(stage, '')}")
-    print(f"\nwhole run (process wall time, imports included): cold {cold['wall_s']:.1f} s (target < 180 s), "
-          f"warm {warm['wall_s']:.1f} s (target < 15 s)")
-    print(f"ratios: cold/target {cold['wall_s'] / 180:.2f}, warm/target {warm['wall_s'] / 15:.2f}")
-    return 0
+    for stage in t:
+        print(f"{stage:<14}{t[stage]:>9.2f}{warm['timings'].get(stage, 0):>9.2f}   "
+              f"{rates.get(stage, '')}")
+    print(f"\nwhole run (process wall time, imports included): cold {cold['wall_s']:.1f} s "
+          f"(target <= {COLD_TARGET_S:g} s; CPU {cold['cpu_s']:.1f} s), warm {warm['wall_s']:.1f} s "
+          f"(target <= {WARM_TARGET_S:g} s)")
+    print(f"ratios: cold/target {cold['wall_s'] / COLD_TARGET_S:.2f}, "
+          f"warm/target {warm['wall_s'] / WARM_TARGET_S:.2f}, "
+          f"speed-up over the 141 s torch path {TODAY_COLD_S / cold['wall_s']:.1f}x")
+    print(f"machine load (1-min average) at the end: {os.getloadavg()[0]:.1f} on "
+          f"{os.cpu_count()} cores")
+    print(f"\nquality bar, {backend} vs float32 PyTorch on this corpus:")
+    for line in quality_lines:
+        print(f"  {line}")
 
 
 if __name__ == "__main__":

@@ -228,7 +228,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     if args.out:
         config.out = args.out
     accepted = read_accepted(args.accept_leaks) if args.accept_leaks else set()
-    embedder = Embedder(config.embedding_model, config.cache_dir)
+    embedder = Embedder(config.embedding_model, config.cache_dir, backend=config.embedding_backend)
     bar = _Bar("prepare")
     try:
         prepared = prepare_path(config.corpus, config, embedder=embedder, progress=bar)

