@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .config import CATEGORIES, RunConfig
+from .config import CATEGORIES, DEFAULT_BATCH_CHUNKS, DEFAULT_BATCH_DOCUMENTS, RunConfig
 from .corpus import Chunk, Corpus, chunk_id
 from .text.contingency import contingency_table
 from .text.identifiers import suppress_corpus
@@ -108,11 +108,42 @@ def tag_entities(
     return (entity_filter or EntityFilter()).apply(tagged)
 
 
-def embed_chunks(chunks: Sequence[Chunk], embedder) -> np.ndarray:
-    """Unit-norm float32 embeddings of the chunk texts, through the content-hash cache."""
+def embed_chunks(
+    chunks: Sequence[Chunk],
+    embedder,
+    out_path: str | Path | None = None,
+    batch_chunks: int = DEFAULT_BATCH_CHUNKS,
+) -> np.ndarray:
+    """Unit-norm float32 embeddings of the chunk texts, through the content-hash cache.
+
+    Embedded ``batch_chunks`` at a time into one array; with ``out_path`` that array is a
+    memory-mapped ``.npy`` file written in place, so the vectors are never held twice.
+    """
     if not chunks:
         return np.zeros((0, 0), dtype=np.float32)
-    return embedder.encode([c.text for c in chunks])
+    out = None
+    for lo in range(0, len(chunks), batch_chunks):
+        vectors = embedder.encode([c.text for c in chunks[lo : lo + batch_chunks]])
+        if out is None:
+            shape = (len(chunks), vectors.shape[1])
+            out = (
+                np.lib.format.open_memmap(out_path, mode="w+", dtype=np.float32, shape=shape)
+                if out_path is not None
+                else np.empty(shape, dtype=np.float32)
+            )
+        out[lo : lo + len(vectors)] = vectors
+    if isinstance(out, np.memmap):
+        out.flush()
+    return out
+
+
+def document_batches(corpus: Corpus, batch_documents: int) -> Iterator[Corpus]:
+    """The corpus in consecutive slices of at most ``batch_documents`` documents."""
+    from dataclasses import replace
+
+    docs = corpus.documents
+    for lo in range(0, max(len(docs), 1), batch_documents):
+        yield replace(corpus, documents=docs[lo : lo + batch_documents])
 
 
 @dataclass
@@ -172,8 +203,15 @@ def prepare(
     nlp=None,
     corrections: Sequence = (),
     progress: Progress | None = None,
+    embeddings_path: str | Path | None = None,
+    batch_documents: int = DEFAULT_BATCH_DOCUMENTS,
 ) -> Prepared:
-    """Run the whole preprocessing chain on a loaded corpus (SPEC §1–§2)."""
+    """Run the whole preprocessing chain on a loaded corpus (SPEC §1–§2).
+
+    Streaming (issue 14): documents are chunked and tagged ``batch_documents`` at a time, and
+    chunk embeddings are written in bounded batches (into ``embeddings_path``, memory-mapped,
+    when given); the output is the same whatever the batch size.
+    """
     from .models.embedding import Embedder
     from .text.entities import EntityFilter, apply_corrections, load_ner
 
@@ -187,22 +225,30 @@ def prepare(
         say(0.02, "Extracting presentations, finding executives, suppressing direct identifiers")
         clean = clean_corpus(corpus, nlp=nlp, cache_dir=config.cache_dir)
     with _timed(timings, "load_models"):
-        embedder = embedder or Embedder(config.embedding_model, config.cache_dir)
-    with _timed(timings, "chunking"):
-        say(0.1, "Chunking (embedding sentence groups)")
-        chunks = chunk_documents(clean.corpus, embedder, config.threshold, config.buffer)
-    with _timed(timings, "ner"):
-        say(0.5, "Finding named entities")
-        chunks = tag_entities(
-            chunks, nlp, config.label_map, config.cache_dir, EntityFilter.from_config(config)
+        embedder = embedder or Embedder(
+            config.embedding_model, config.cache_dir, backend=config.embedding_backend
         )
+    not_entities = EntityFilter.from_config(config)
+    chunks: list[Chunk] = []
+    n_docs, done = max(len(clean.corpus.documents), 1), 0
+    for batch in document_batches(clean.corpus, batch_documents):
+        with _timed(timings, "chunking"):
+            say(0.1 + 0.5 * done / n_docs, "Chunking (embedding sentence groups)")
+            batch_chunks = chunk_documents(batch, embedder, config.threshold, config.buffer)
+        with _timed(timings, "ner"):
+            say(0.1 + 0.5 * (done + len(batch)) / n_docs, "Finding named entities")
+            chunks += tag_entities(
+                batch_chunks, nlp, config.label_map, config.cache_dir, not_entities
+            )
+        done += len(batch)
+    with _timed(timings, "ner"):
         if corrections:
             chunks = apply_corrections(chunks, list(corrections))
     with _timed(timings, "contingency"):
         z = contingency_table(chunks)
     with _timed(timings, "embedding"):
         say(0.6, "Embedding chunks")
-        embeddings = embed_chunks(chunks, embedder)
+        embeddings = embed_chunks(chunks, embedder, embeddings_path)
     say(1.0, "Done")
     return Prepared(config, corpus, clean, chunks, z, embeddings, timings)
 
