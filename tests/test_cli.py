@@ -127,3 +127,33 @@ def test_degenerate_corpora_fail_with_one_sentence(tmp_path, capsys, name, k, me
     assert message in captured.err and "Traceback" not in captured.err
     assert captured.err.count("no candidate release") + captured.out.count("no candidate release") <= 1
     assert not (tmp_path / "o" / "released").exists()
+
+
+def test_leaks_block_released_until_each_is_accepted(tmp_path, capsys, monkeypatch):
+    """A hit exits 4 with the list and writes no released/; --accept-leaks with the listed rows
+    releases. The hit is made by scanning for a word the sample does contain ("revenue")."""
+    from neswap_core.release import bundle as bundle_mod
+    from neswap_core.release.leaks import LeakTerm, leak_terms
+
+    def with_extra(corpus, people=None):
+        return [*leak_terms(corpus, people), LeakTerm("Revenue", "alias", frozenset({"x"}))]
+
+    monkeypatch.setattr(bundle_mod, "leak_terms", with_extra)
+    cfg = RunConfig(corpus="data/sample", n_components=5, n_init=1, max_swaps=4, trade_off_c=1.0)
+    cfg.save(tmp_path / "run.toml")
+    out = tmp_path / "out"
+    args = ["release", "--config", str(tmp_path / "run.toml"), "--out", str(out)]
+    assert main(args) == 4
+    err = capsys.readouterr().err
+    assert "released/ was not written" in err and "'Revenue'" in err and "exact case" in err
+    assert not (out / "released").exists()
+    leaks = pd.read_csv(out / "key" / "leaks.csv", keep_default_na=False)
+    assert len(leaks) > 1 and set(leaks["identifier"]) == {"Revenue"}
+    assert set(leaks["case"]) == {"exact case", "any case"}  # "revenue" too, reported apart
+    leaks.iloc[:-1].to_csv(tmp_path / "accept.csv", index=False)  # all but one
+    assert main([*args, "--accept-leaks", str(tmp_path / "accept.csv")]) == 4
+    assert "1 identifier(s)" in capsys.readouterr().err
+    leaks.to_csv(tmp_path / "accept.csv", index=False)
+    assert main([*args, "--accept-leaks", str(tmp_path / "accept.csv")]) == 0
+    assert (out / "released" / "manifest.csv").exists()
+    assert "all accepted" in capsys.readouterr().out
