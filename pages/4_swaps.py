@@ -27,9 +27,9 @@ with user_errors():
     sweep = vr.ensure_sweep(stage)
     table = stage.table(population)
 if len(table) == 0:
-    st.warning("There are no candidate releases: no combination had a valid pair to swap. Go "
-               "back to **2 · Entities & roles** or **3 · Clusters** and give more categories "
-               "the role S, or use fewer clusters.")
+    st.warning("There are no candidate releases: no combination had a valid pair to swap. "
+               + " ".join(sweep.messages()) + " Go back to **2 · Entities & roles** or "
+               "**3 · Clusters** and give more categories the role S, or use fewer clusters.")
     st.stop()
 
 # --- which release ---------------------------------------------------------------------------------

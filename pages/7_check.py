@@ -28,8 +28,9 @@ with user_errors():
     sweep = vr.ensure_sweep(stage)
     table = stage.table(population)
 if len(table) == 0:
-    st.warning("There is no release to check: no combination had a valid pair to swap. Go back "
-               "to **2 · Entities & roles** or **3 · Clusters**.")
+    st.warning("There is no release to check: no combination had a valid pair to swap. "
+               + " ".join(sweep.messages()) + " Go back to **2 · Entities & roles** or "
+               "**3 · Clusters**.")
     st.stop()
 
 chosen_id, _ = vr.pick_release(table, s.get("chosen_release"), a, c)
