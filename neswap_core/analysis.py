@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -141,6 +141,8 @@ class ReleaseOutcome:
     table: pd.DataFrame
     choice: TradeOffChoice
     fit_warnings: list[str]
+    #: attack scorers by attacker name (check/candidates.py), empty when not measured
+    scorers: dict = field(default_factory=dict)
 
     @property
     def chosen(self) -> pd.Series | None:
@@ -178,8 +180,16 @@ def run_analysis(
     embed,
     config: RunConfig,
     progress: Progress | None = None,
+    *,
+    attack: bool = False,
+    reading=None,
 ) -> ReleaseOutcome:
-    """Roles → mixture → candidate releases → choice, for a prepared corpus and a config."""
+    """Roles → mixture → candidate releases → choice, for a prepared corpus and a config.
+
+    ``attack``: also measure every candidate with the in-corpus attacker and, when ``reading``
+    (a fitted reading attacker, check/reading.py) is given, the reading one (SPEC §8): the
+    table gains the columns of ``check.candidates.attack_columns``.
+    """
     say = progress or (lambda f, m: None)
     say(0.0, "Applying roles")
     pre_chunks, pre_x = release_inputs(chunks, embeddings, config.roles, embed)
@@ -191,6 +201,13 @@ def run_analysis(
     ctx = ReleaseContext(pre_chunks, pre_x, mixture, embed)
     sweep = sweep_for_config(ctx, config, progress=lambda f, m: say(0.3 + 0.7 * f, m))
     table = sweep.table(config.population)
+    scorers = {}
+    if attack or reading is not None:
+        from .check.candidates import build_scorers, with_attack_columns
+
+        say(0.95, "Measuring every candidate with the attackers")
+        scorers = build_scorers(ctx.chunks, reading, in_corpus=True, random_state=config.seed)
+        table = with_attack_columns(table, sweep, scorers)
     choice = choose_release(table, config.trade_off_a, config.trade_off_c,
                             more_swaps_possible=not sweep.exhausted())
-    return ReleaseOutcome(sweep, table, choice, [str(w.message) for w in caught])
+    return ReleaseOutcome(sweep, table, choice, [str(w.message) for w in caught], scorers)

@@ -8,6 +8,10 @@
   function per file). The leak scan runs first: unaccepted hits leave ``released/`` unwritten
   and exit 4 (``--accept-leaks FILE`` accepts listed hits); no possible release exits 3 with
   the reason. Timings go to ``key/timings.json`` so the rest is identical between reruns.
+* ``release`` also writes ``key/attack.json`` and ``key/attack.csv`` (SPEC §8, check/report.py):
+  the measured accuracies of the written release (reading attacker when the corpus has an
+  ``attacker/`` folder, in-corpus attacker always); ``releases.csv`` carries them per candidate.
+* ``evaluate --release DIR [--corpus PATH]``: the same measures for an existing release folder.
 * ``config``: prints the default configuration as TOML, to start a ``run.toml`` from.
 """
 
@@ -199,6 +203,48 @@ def key_report(run: ReleaseRun) -> bytes:
 
 
 #: key/ files of a release, one function each (another module may add entries).
+def _reading_attacker(config: RunConfig, prepared):
+    """The reading attacker of the corpus's attacker/ folder (None without one)."""
+    from .check.evaluate import fit_reading
+
+    return fit_reading(config.corpus, prepared.chunks, prepared.raw, config.protect)
+
+
+def _attack(run: ReleaseRun) -> tuple[dict, object]:
+    """attack.json and attack.csv contents for the written release (computed once per run)."""
+    cached = run.__dict__.get("_attack")
+    if cached is not None:
+        return cached
+    from .check.candidates import draw_steps
+    from .check.report import attack_report
+    from .release.swapping import apply_swaps
+
+    outcome = run.outcome
+    base = outcome.sweep.ctx.chunks
+    released = apply_swaps(base, run.records)
+    changed = {i: c.text for i, c in enumerate(released) if c.text != base[i].text}
+    draws = []
+    if outcome.chosen is not None:
+        t = len(run.records)
+        for draw in outcome.sweep.draws_for(tuple(outcome.chosen["categories"])):
+            merged: dict[int, str] = {}
+            for step in draw_steps(draw)[:t]:
+                merged.update(step)
+            draws.append(merged)
+    summary, table = attack_report(outcome.scorers, changed, [c.chunk_id for c in base], draws)
+    summary["release_id"] = None if outcome.chosen is None else outcome.chosen["release_id"]
+    run.__dict__["_attack"] = (summary, table)
+    return summary, table
+
+
+def key_attack_json(run: ReleaseRun) -> bytes:
+    return _json_bytes(_attack(run)[0])
+
+
+def key_attack_csv(run: ReleaseRun) -> bytes:
+    return _csv_bytes(_attack(run)[1])
+
+
 KEY_FILES: dict[str, Callable[[ReleaseRun], bytes]] = {
     "swap_log.csv": key_swap_log,
     "releases.csv": key_releases,
@@ -207,6 +253,8 @@ KEY_FILES: dict[str, Callable[[ReleaseRun], bytes]] = {
     "config.toml": key_config,
     "report.json": key_report,
     "timings.json": key_timings,
+    "attack.json": key_attack_json,
+    "attack.csv": key_attack_csv,
 }
 
 
@@ -238,8 +286,10 @@ def cmd_release(args: argparse.Namespace) -> int:
     check_publishable(config.publishable_columns, prepared.raw)
     bar = _Bar("releases")
     try:
+        reading = _reading_attacker(config, prepared)
         outcome = run_analysis(
-            prepared.chunks, prepared.embeddings, embedder.encode, config, progress=bar
+            prepared.chunks, prepared.embeddings, embedder.encode, config, progress=bar,
+            attack=True, reading=reading,
         )
     finally:
         bar.close()
@@ -271,6 +321,26 @@ def cmd_release(args: argparse.Namespace) -> int:
     print(f"Wrote {out / 'released'}: {FOLDER_PURPOSE['released']}")
     print(f"Wrote {out / 'key'}: {FOLDER_PURPOSE['key']}")
     print(f"Leak scan: {accepted_hits} hit(s)" + (", all accepted." if accepted_hits else "."))
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from .check.evaluate import evaluate_release
+
+    result = evaluate_release(args.release, args.corpus)
+    out = Path(args.out) if args.out else Path(args.release) / "key"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "attack.json").write_bytes(_json_bytes(result.summary))
+    (out / "attack.csv").write_bytes(_csv_bytes(result.table))
+    for name, entry in result.summary["attackers"].items():
+        pre, post = entry["pre_release"], entry["release"]
+        print(
+            f"{name} attacker: chunk accuracy {pre['chunk_top1']:.3f} -> {post['chunk_top1']:.3f}, "
+            f"documents named {pre['documents_named']} -> {post['documents_named']} of "
+            f"{post['n_documents']} ({post['n_changed']} chunks changed, chance "
+            f"{post['chance']:.3f})"
+        )
+    print(f"Wrote attack.json and attack.csv to {out}")
     return 0
 
 
@@ -313,6 +383,13 @@ def build_parser() -> argparse.ArgumentParser:
         "identifier, case); any other hit blocks released/",
     )
     r.set_defaults(func=cmd_release)
+    e = sub.add_parser(
+        "evaluate", help="measure an existing release folder with the attackers (SPEC §8)"
+    )
+    e.add_argument("--release", required=True, help="folder written by `release` (released/, key/)")
+    e.add_argument("--corpus", help="the corpus it was made from (default: key/config.toml's)")
+    e.add_argument("--out", help="where to write attack.json/attack.csv (default: RELEASE/key)")
+    e.set_defaults(func=cmd_evaluate)
     c = sub.add_parser("config", help="print the default run configuration as TOML")
     c.set_defaults(func=cmd_config)
     return parser

@@ -44,10 +44,16 @@ class DocumentAudit:
     def summary(self) -> dict:
         c = self.curve.set_index("alpha")
         return {
-            "document": self.group, "chunks": self.n_chunks, "epsilon": self.line.epsilon,
+            "document": self.group,
+            "chunks": self.n_chunks,
+            "epsilon": self.line.epsilon,
             "epsilon_boot_mean": float(self.epsilon_boot.mean()),
-            "epsilon_boot_sd": float(self.epsilon_boot.std(ddof=1)) if self.epsilon_boot.size > 1 else 0.0,
-            "epsilon_floor": self.null_line.epsilon, "xi": self.line.xi, "rho": self.line.rho,
+            "epsilon_boot_sd": float(self.epsilon_boot.std(ddof=1))
+            if self.epsilon_boot.size > 1
+            else 0.0,
+            "epsilon_floor": self.null_line.epsilon,
+            "xi": self.line.xi,
+            "rho": self.line.rho,
             "kl": float(c.loc[1.0, "estimate"]) if 1.0 in c.index else float("nan"),
             "kl_floor": float(c.loc[1.0, "null_mean"]) if 1.0 in c.index else float("nan"),
         }
@@ -62,9 +68,17 @@ class RenyiAudit:
     ε: the corpus figure), ``delta_`` (1/n) and ``worst_`` (its group).
     """
 
-    def __init__(self, *, alphas: Sequence[float] = ALPHAS, k: int = K_NEIGHBOURS,
-                 n_bootstrap: int = N_BOOTSTRAP, n_permutations: int = N_PERMUTATIONS,
-                 decimals: int = DECIMALS, delta: float | None = None, random_state: int = 0) -> None:
+    def __init__(
+        self,
+        *,
+        alphas: Sequence[float] = ALPHAS,
+        k: int = K_NEIGHBOURS,
+        n_bootstrap: int = N_BOOTSTRAP,
+        n_permutations: int = N_PERMUTATIONS,
+        decimals: int = DECIMALS,
+        delta: float | None = None,
+        random_state: int = 0,
+    ) -> None:
         self.alphas = alphas
         self.k = k
         self.n_bootstrap = n_bootstrap
@@ -73,15 +87,21 @@ class RenyiAudit:
         self.delta = delta
         self.random_state = random_state
 
-    def fit(self, embeddings: np.ndarray, groups: Sequence[str],
-            progress: Callable[[float, str], None] | None = None) -> RenyiAudit:
+    def fit(
+        self,
+        embeddings: np.ndarray,
+        groups: Sequence[str],
+        progress: Callable[[float, str], None] | None = None,
+    ) -> RenyiAudit:
         groups = np.asarray([str(g) for g in groups])
         if len(groups) != len(embeddings):
             raise FitError(f"{len(embeddings)} embeddings but {len(groups)} document labels.")
         names = list(dict.fromkeys(groups))
         if len(names) < 2:
-            raise FitError("The divergence audit compares each document with the others: it needs "
-                           "at least 2 documents.")
+            raise FitError(
+                "The divergence audit compares each document with the others: it needs "
+                "at least 2 documents."
+            )
         if self.k < 1 or self.n_bootstrap < 2:
             raise FitError("The audit needs k ≥ 1 neighbours and at least 2 bootstrap resamples.")
         atoms = pool_atoms(embeddings, self.decimals)
@@ -95,45 +115,66 @@ class RenyiAudit:
         if progress:
             progress(1.0, "done")
         self.documents_ = pd.DataFrame([a.summary() for a in self.audits_.values()])
-        self.curves_ = pd.concat([a.curve.assign(document=g) for g, a in self.audits_.items()],
-                                 ignore_index=True)
+        self.curves_ = pd.concat(
+            [a.curve.assign(document=g) for g, a in self.audits_.items()], ignore_index=True
+        )
         worst = int(self.documents_["epsilon"].to_numpy().argmax())
         self.worst_ = str(self.documents_["document"].iloc[worst])
         self.epsilon_ = float(self.documents_["epsilon"].iloc[worst])
         return self
 
-    def _curve(self, atoms: Atoms, rows0: np.ndarray, rows1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _curve(
+        self, atoms: Atoms, rows0: np.ndarray, rows1: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         return renyi_pair(atoms, atoms.counts(rows0), atoms.counts(rows1), self.alphas, self.k)
 
-    def _audit_group(self, atoms: Atoms, mask: np.ndarray, name: str,
-                     rng: np.random.Generator) -> DocumentAudit:
+    def _audit_group(
+        self, atoms: Atoms, mask: np.ndarray, name: str, rng: np.random.Generator
+    ) -> DocumentAudit:
         rows0, rows1 = np.flatnonzero(mask), np.flatnonzero(~mask)
         fwd, rev = self._curve(atoms, rows0, rows1)
-        boot = np.array([np.maximum(*self._curve(atoms, rng.choice(rows0, rows0.size),
-                                                 rng.choice(rows1, rows1.size)))
-                         for _ in range(self.n_bootstrap)])
+        boot = np.array(
+            [
+                np.maximum(
+                    *self._curve(
+                        atoms, rng.choice(rows0, rows0.size), rng.choice(rows1, rows1.size)
+                    )
+                )
+                for _ in range(self.n_bootstrap)
+            ]
+        )
         everyone = np.arange(mask.size)
         null = []
         for _ in range(self.n_permutations):
             perm = rng.permutation(everyone)
-            null.append(np.maximum(*self._curve(atoms, perm[: rows0.size], perm[rows0.size:])))
+            null.append(np.maximum(*self._curve(atoms, perm[: rows0.size], perm[rows0.size :])))
         null = np.array(null) if null else np.zeros((0, len(self.alphas)))
         estimate = np.maximum(fwd, rev)
-        curve = pd.DataFrame({
-            "alpha": np.asarray(self.alphas, dtype=float), "forward": fwd, "reverse": rev,
-            "estimate": estimate, "boot_mean": boot.mean(0), "boot_sd": boot.std(0, ddof=1),
-            "null_mean": null.mean(0) if len(null) else np.nan,
-            "null_sd": null.std(0, ddof=1) if len(null) > 1 else np.nan,
-        })
+        curve = pd.DataFrame(
+            {
+                "alpha": np.asarray(self.alphas, dtype=float),
+                "forward": fwd,
+                "reverse": rev,
+                "estimate": estimate,
+                "boot_mean": boot.mean(0),
+                "boot_sd": boot.std(0, ddof=1),
+                "null_mean": null.mean(0) if len(null) else np.nan,
+                "null_sd": null.std(0, ddof=1) if len(null) > 1 else np.nan,
+            }
+        )
         line = zcdp_line(self.alphas, estimate, self.delta_)
         eps_boot = np.array([zcdp_line(self.alphas, b, self.delta_).epsilon for b in boot])
-        null_line = (zcdp_line(self.alphas, null.mean(0), self.delta_) if len(null)
-                     else ZcdpLine(np.nan, np.nan, self.delta_, np.nan))
+        null_line = (
+            zcdp_line(self.alphas, null.mean(0), self.delta_)
+            if len(null)
+            else ZcdpLine(np.nan, np.nan, self.delta_, np.nan)
+        )
         return DocumentAudit(name, int(rows0.size), curve, line, eps_boot, null_line)
 
 
-def released_embeddings(embeddings: np.ndarray, changed: Mapping[int, str],
-                        embed: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+def released_embeddings(
+    embeddings: np.ndarray, changed: Mapping[int, str], embed: Callable[[list[str]], np.ndarray]
+) -> np.ndarray:
     """The embeddings of a release: the pre-release rows with only the changed chunks re-embedded.
 
     ``changed`` maps chunk positions to their released text; ``embed`` is the cached embedder's
@@ -148,8 +189,9 @@ def released_embeddings(embeddings: np.ndarray, changed: Mapping[int, str],
     return out
 
 
-def audit_release(before: np.ndarray, after: np.ndarray, groups: Sequence[str],
-                  **params) -> tuple[RenyiAudit, RenyiAudit]:
+def audit_release(
+    before: np.ndarray, after: np.ndarray, groups: Sequence[str], **params
+) -> tuple[RenyiAudit, RenyiAudit]:
     """The audit before and after a release, with the same parameters and random state."""
     return RenyiAudit(**params).fit(before, groups), RenyiAudit(**params).fit(after, groups)
 
@@ -158,7 +200,13 @@ def audit_comparison(before: RenyiAudit, after: RenyiAudit) -> pd.DataFrame:
     """One row per document: ε and KL before and after the release, and the permutation floor."""
     b = before.documents_.set_index("document")
     a = after.documents_.set_index("document")
-    return pd.DataFrame({
-        "chunks": b["chunks"], "epsilon_before": b["epsilon"], "epsilon_after": a["epsilon"],
-        "epsilon_floor": b["epsilon_floor"], "kl_before": b["kl"], "kl_after": a["kl"],
-    }).reset_index()
+    return pd.DataFrame(
+        {
+            "chunks": b["chunks"],
+            "epsilon_before": b["epsilon"],
+            "epsilon_after": a["epsilon"],
+            "epsilon_floor": b["epsilon_floor"],
+            "kl_before": b["kl"],
+            "kl_after": a["kl"],
+        }
+    ).reset_index()

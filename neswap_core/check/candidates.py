@@ -35,7 +35,10 @@ ATTACKER_NOTES = {
 
 
 def build_scorers(
-    chunks: Sequence[Chunk], reading: TextAttacker | None = None, *, in_corpus: bool = True,
+    chunks: Sequence[Chunk],
+    reading: TextAttacker | None = None,
+    *,
+    in_corpus: bool = True,
     random_state: int = 0,
 ) -> dict[str, ReleaseScorer]:
     """Scorers of the pre-release ``chunks``: reading (when fitted attacker given), in-corpus."""
@@ -120,7 +123,9 @@ def attack_columns(sweep, scorers: Mapping[str, ReleaseScorer]) -> pd.DataFrame:
     return pd.concat(frames, axis=1)
 
 
-def with_attack_columns(table: pd.DataFrame, sweep, scorers: Mapping[str, ReleaseScorer]) -> pd.DataFrame:
+def with_attack_columns(
+    table: pd.DataFrame, sweep, scorers: Mapping[str, ReleaseScorer]
+) -> pd.DataFrame:
     """``table`` (``Sweep.table``) with the measured columns joined on ``release_id``."""
     if not scorers or len(table) == 0:
         return table

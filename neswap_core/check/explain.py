@@ -53,7 +53,10 @@ def _term_weights(scorer: ReleaseScorer, texts: list[str], positions: np.ndarray
 
 
 def document_views(
-    scorer: ReleaseScorer, changed: Mapping[int, str] | None = None, *, n_chunks: int = 3,
+    scorer: ReleaseScorer,
+    changed: Mapping[int, str] | None = None,
+    *,
+    n_chunks: int = 3,
     n_words: int = 10,
 ) -> list[DocumentView]:
     """One ``DocumentView`` per document of the corpus, in document order."""
@@ -82,8 +85,11 @@ def document_views(
         words = _term_weights(scorer, [texts[p] for p in rows], rows, label)
         views.append(
             DocumentView(
-                doc_id=str(doc_id), company=label, named=bool(y >= 0 and guess[d] == y),
-                predicted=str(scorer.classes_[guess[d]]), chunks=chunks,
+                doc_id=str(doc_id),
+                company=label,
+                named=bool(y >= 0 and guess[d] == y),
+                predicted=str(scorer.classes_[guess[d]]),
+                chunks=chunks,
                 words=words[words > 0].head(n_words),
             )
         )

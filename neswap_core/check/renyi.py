@@ -65,13 +65,17 @@ def pool_atoms(x: np.ndarray, decimals: int = DECIMALS, neighbours: int = NEIGHB
     """Round the rows of ``x`` (N, d), merge identical ones and index their neighbours."""
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 1:
-        raise FitError(f"The divergence audit needs at least 2 vectors of dimension ≥ 1; got shape {x.shape}.")
+        raise FitError(
+            f"The divergence audit needs at least 2 vectors of dimension ≥ 1; got shape {x.shape}."
+        )
     if not np.isfinite(x).all():
         raise FitError("The embeddings contain NaN or infinite values: re-embed the corpus.")
     points, inverse = np.unique(np.round(x, decimals), axis=0, return_inverse=True)
     if len(points) > MAX_ATOMS:
-        raise FitError(f"{len(points)} distinct vectors: the audit holds all pairwise distances and is "
-                       f"limited to {MAX_ATOMS}; audit a sample of the corpus instead.")
+        raise FitError(
+            f"{len(points)} distinct vectors: the audit holds all pairwise distances and is "
+            f"limited to {MAX_ATOMS}; audit a sample of the corpus instead."
+        )
     dist = _distances(points)
     m = len(points)
     width = min(neighbours, m - 1)
@@ -97,7 +101,7 @@ def _distances(points: np.ndarray, block: int = 200_000) -> np.ndarray:
     d2 = np.maximum(scale - 2.0 * points @ points.T, 0.0)
     close_i, close_j = np.nonzero(d2 < 1e-3 * scale)
     for start in range(0, close_i.size, block):
-        i, j = close_i[start:start + block], close_j[start:start + block]
+        i, j = close_i[start : start + block], close_j[start : start + block]
         diff = points[i] - points[j]
         d2[i, j] = np.einsum("ij,ij->i", diff, diff)
     return np.sqrt(d2)
@@ -112,7 +116,9 @@ def _from_lists(atoms: Atoms, queries: np.ndarray, counts: np.ndarray, k: int):
     found = rank[:, -1] >= k if order.shape[1] else np.zeros(len(queries), bool)
     pos = np.argmax(rank >= k, axis=1)
     n = (mass * (valid & (rank <= k))).sum(axis=1)
-    kth = order[np.arange(len(queries)), pos] if order.shape[1] else np.zeros(len(queries), np.int64)
+    kth = (
+        order[np.arange(len(queries)), pos] if order.shape[1] else np.zeros(len(queries), np.int64)
+    )
     return n, kth, found
 
 
@@ -125,7 +131,11 @@ def _from_matrix(atoms: Atoms, queries: np.ndarray, counts: np.ndarray, k: int):
     sub[np.flatnonzero(own), at[own]] = np.inf  # never y itself
     width = min(k, len(support))
     if width == 0:
-        return np.zeros(len(queries)), np.zeros(len(queries), np.int64), np.zeros(len(queries), np.int64)
+        return (
+            np.zeros(len(queries)),
+            np.zeros(len(queries), np.int64),
+            np.zeros(len(queries), np.int64),
+        )
     if width < len(support):
         part = np.argpartition(sub, width - 1, axis=1)[:, :width]
         idx = np.take_along_axis(part, np.argsort(np.take_along_axis(sub, part, 1), axis=1), 1)
@@ -138,7 +148,9 @@ def _from_matrix(atoms: Atoms, queries: np.ndarray, counts: np.ndarray, k: int):
     return n, kth, k_eff
 
 
-def neighbours(atoms: Atoms, queries: np.ndarray, counts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def neighbours(
+    atoms: Atoms, queries: np.ndarray, counts: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
     """(n(y), log ρ(y)) of each query atom in the reference sample given by ``counts`` per atom.
 
     n(y) includes y's own multiplicity in the reference; log ρ is NaN where the reference has no
@@ -149,7 +161,9 @@ def neighbours(atoms: Atoms, queries: np.ndarray, counts: np.ndarray, k: int) ->
     kth = np.zeros(len(queries), dtype=np.int64)
     k_eff = np.full(len(queries), k, dtype=np.int64)
     todo = np.ones(len(queries), dtype=bool)
-    if atoms.order.shape[1] and np.count_nonzero(counts) * 4 >= atoms.n_atoms:  # large: sorted lists suffice
+    if (
+        atoms.order.shape[1] and np.count_nonzero(counts) * 4 >= atoms.n_atoms
+    ):  # large: sorted lists suffice
         n, kth, found = _from_lists(atoms, queries, counts, k)
         todo = ~found
     if todo.any():
@@ -172,7 +186,9 @@ def _log_ratio(mass0, rho0, mass1, rho1, dim: int) -> np.ndarray:
     return (mass0 - dim * r0) - (mass1 - dim * r1)
 
 
-def divergence_curve(log_ratio: np.ndarray, weights: np.ndarray, alphas: Sequence[float]) -> np.ndarray:
+def divergence_curve(
+    log_ratio: np.ndarray, weights: np.ndarray, alphas: Sequence[float]
+) -> np.ndarray:
     """D̂_α for every α from log P̂0 − log P̂1 at P0's atoms and their weights c0(y)/N0."""
     a = np.asarray(alphas, dtype=float)
     order = np.where(a == 1.0, 1.0, a - 1.0)
@@ -181,8 +197,9 @@ def divergence_curve(log_ratio: np.ndarray, weights: np.ndarray, alphas: Sequenc
     return np.where(a == 1.0, weights @ log_ratio, out)
 
 
-def renyi_pair(atoms: Atoms, c0: np.ndarray, c1: np.ndarray, alphas: Sequence[float],
-               k: int = 5) -> tuple[np.ndarray, np.ndarray]:
+def renyi_pair(
+    atoms: Atoms, c0: np.ndarray, c1: np.ndarray, alphas: Sequence[float], k: int = 5
+) -> tuple[np.ndarray, np.ndarray]:
     """(D̂_α(P0‖P1), D̂_α(P1‖P0)) over ``alphas`` for the samples with atom counts c0 and c1."""
     s0, s1 = np.flatnonzero(c0 > 0), np.flatnonzero(c1 > 0)
     if len(s0) == 0 or len(s1) == 0:
@@ -195,16 +212,23 @@ def renyi_pair(atoms: Atoms, c0: np.ndarray, c1: np.ndarray, alphas: Sequence[fl
     d = atoms.dim
     fwd = _log_ratio(_log_mass(n00, n0p), r00, _log_mass(n01, n1p), r01, d)
     rev = _log_ratio(_log_mass(n11, n1p), r11, _log_mass(n10, n0p), r10, d)
-    return (divergence_curve(fwd, c0[s0] / c0.sum(), alphas),
-            divergence_curve(rev, c1[s1] / c1.sum(), alphas))
+    return (
+        divergence_curve(fwd, c0[s0] / c0.sum(), alphas),
+        divergence_curve(rev, c1[s1] / c1.sum(), alphas),
+    )
 
 
-def renyi_divergence(x0: np.ndarray, x1: np.ndarray, alphas: Sequence[float], k: int = 5,
-                     decimals: int = DECIMALS) -> tuple[np.ndarray, np.ndarray]:
+def renyi_divergence(
+    x0: np.ndarray, x1: np.ndarray, alphas: Sequence[float], k: int = 5, decimals: int = DECIMALS
+) -> tuple[np.ndarray, np.ndarray]:
     """(D̂_α(P0‖P1), D̂_α(P1‖P0)) of two samples of vectors (rows), in nats."""
     x0, x1 = np.asarray(x0, dtype=np.float64), np.asarray(x1, dtype=np.float64)
     if x0.ndim != 2 or x1.ndim != 2 or x0.shape[1] != x1.shape[1]:
-        raise FitError(f"Both samples must be matrices with the same number of columns; got {x0.shape} and {x1.shape}.")
+        raise FitError(
+            f"Both samples must be matrices with the same number of columns; got {x0.shape} and {x1.shape}."
+        )
     atoms = pool_atoms(np.vstack([x0, x1]), decimals)
     rows = np.arange(len(x0) + len(x1))
-    return renyi_pair(atoms, atoms.counts(rows[: len(x0)]), atoms.counts(rows[len(x0):]), alphas, k)
+    return renyi_pair(
+        atoms, atoms.counts(rows[: len(x0)]), atoms.counts(rows[len(x0) :]), alphas, k
+    )

@@ -21,6 +21,12 @@ from .candidates import ATTACKER_NOTES, primary_name, summarise
 from .explain import document_views, views_frame
 from .measures import ReleaseScorer
 
+#: Columns of attack.csv, one row per (attacker, document).
+CSV_COLUMNS = [
+    "attacker", "doc_id", "company", "named_before", "named_after", "predicted_after",
+    "margin_after", "n_chunks", "n_changed", "telling_chunks", "top_words",
+]  # fmt: skip
+
 
 def attack_report(
     scorers: Mapping[str, ReleaseScorer],
@@ -39,7 +45,10 @@ def attack_report(
             "release": post.to_dict(),
         }
         if len(draws) > 1:
-            entry["over_draws"] = {"draws": len(draws), **summarise([scorer.score(d) for d in draws])}
+            entry["over_draws"] = {
+                "draws": len(draws),
+                **summarise([scorer.score(d) for d in draws]),
+            }
         summary["attackers"][name] = entry
         summary["chance"] = post.chance
         before = pre.documents.set_index("doc_id")["named"]
@@ -51,8 +60,8 @@ def attack_report(
         frame["margin_after"] = frame["doc_id"].map(docs["margin"])
         frame["n_chunks"] = frame["doc_id"].map(docs["n_chunks"])
         frame["n_changed"] = frame["doc_id"].map(docs["n_changed"])
-        frames.append(frame)
-    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        frames.append(frame[CSV_COLUMNS])
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=CSV_COLUMNS)
     return _clean(summary), table
 
 

@@ -48,7 +48,9 @@ def zcdp_line(alphas: Sequence[float], divergences: Sequence[float], delta: floa
     if a.size == 0:
         raise FitError("The zCDP line needs divergences at orders α > 1.")
     if not np.isfinite(d).all():
-        raise FitError("A divergence estimate is not finite; the (ε, δ) conversion needs finite values.")
+        raise FitError(
+            "A divergence estimate is not finite; the (ε, δ) conversion needs finite values."
+        )
     da, dd = a[:, None] - a[None, :], d[:, None] - d[None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
         crossings = np.where(da != 0, dd / da, np.nan)
