@@ -120,7 +120,9 @@ def main() -> int:
     scorers["smarter"] = SmarterRedactor(random_state=0).fit(texts, labels)
     _report_fit("smarter", time.perf_counter() - t0)
     if not args.no_ranker:
-        scorers["ranker"] = _fit_ranker(texts, [c.doc_id for c in chunks], args.max_epochs)
+        scorers["ranker"] = _fit_ranker(
+            texts, [c.doc_id for c in chunks], args.max_epochs, args.cache_dir
+        )
 
     acc, named, n_docs = accuracies(attacker, chunks)
     print(f"\nbefore redaction: chunk accuracy {acc:.3f}, documents named {named}/{n_docs}")
@@ -147,17 +149,19 @@ def _report_fit(method: str, seconds: float) -> None:
     print(f"{method} fit: {seconds:.1f} s (target <= {target:.0f} s, ratio {seconds / target:.2f})")
 
 
-def _fit_ranker(texts: list[str], groups: list[str], max_epochs: int):
-    from neswap_core.release.ranker import LearnedRanker, MiniLMWordEmbedder
+def _fit_ranker(texts: list[str], groups: list[str], max_epochs: int, cache_dir: str):
+    from neswap_core.models.word_vectors import MiniLMWordEmbedder
+    from neswap_core.release.ranker import LearnedRanker
 
-    embedder = MiniLMWordEmbedder()
+    embedder = MiniLMWordEmbedder(cache_dir=cache_dir)
     t0 = time.perf_counter()
     embedder.word_vectors(texts)
     embed_s = time.perf_counter() - t0
     ranker = LearnedRanker(level=0.1, max_epochs=max_epochs, random_state=0, embedder=embedder)
     ranker.fit(texts, groups)
     print(
-        f"ranker word vectors (MiniLM, {len(texts)} chunks): {embed_s:.1f} s; training "
+        f"ranker word vectors (MiniLM, {len(texts)} chunks, {embedder.n_embedded} embedded, the "
+        f"rest from the cache): {embed_s:.1f} s; training "
         f"{ranker.n_steps_} steps: {ranker.fit_seconds_:.1f} s; loss per epoch "
         f"{ranker.loss_history_[0]:.1f} -> {ranker.loss_history_[-1]:.1f}"
     )

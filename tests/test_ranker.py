@@ -10,9 +10,9 @@ torch = pytest.importorskip("torch")
 from neswap_core.config import MASK_PLACEHOLDER  # noqa: E402
 from neswap_core.corpus import Chunk  # noqa: E402
 from neswap_core.errors import FitError  # noqa: E402
+from neswap_core.models.word_vectors import MiniLMWordEmbedder  # noqa: E402
 from neswap_core.release.ranker import (  # noqa: E402
     LearnedRanker,
-    MiniLMWordEmbedder,
     knn_kl_divergence,
     soft_keep,
 )
@@ -144,8 +144,8 @@ def test_ranker_is_deterministic_and_validates() -> None:
 
 
 @pytest.mark.slow
-def test_minilm_word_vectors_are_contextual_and_cover_every_word() -> None:
-    embedder = MiniLMWordEmbedder(max_words=6)
+def test_minilm_word_vectors_are_contextual_cover_every_word_and_are_cached(tmp_path) -> None:
+    embedder = MiniLMWordEmbedder(max_words=6, cache_dir=tmp_path)
     texts = [
         "Our cloud revenue grew 12% year-over-year, [Company Name] said.",
         "The bank by the river bank closed.",
@@ -157,3 +157,8 @@ def test_minilm_word_vectors_are_contextual_and_cover_every_word() -> None:
     assert not np.allclose(bank_a, bank_b)  # same word, different context
     again = embedder.word_vectors(texts[:1])
     assert embedder.n_embedded == 2 and again[0] is vectors[0]
+    # a second embedder (another run) reads the same vectors from disk, embedding nothing
+    warm = MiniLMWordEmbedder(max_words=6, cache_dir=tmp_path, model=object())
+    for cold, hot in zip(vectors, warm.word_vectors(texts), strict=True):
+        np.testing.assert_array_equal(cold, hot)
+    assert warm.n_embedded == 0

@@ -12,21 +12,21 @@ Decisions: the soft threshold r_K is the midpoint between the k-th and (k+1)-th 
 (k = ``masked_count``), so exactly the k words of the release are pushed below 0.5, and it is
 held constant in the gradient; the pooled embedding is L2-normalised like MiniLM's sentence
 embeddings; the KL estimate is Wang–Kulkarni–Verdú's, (d/n)·Σ log(ν_k/ρ_k) + log(m/(n−1)).
-Chunks longer than ``max_words`` are embedded in windows of that many words (MiniLM reads at
-most 256 word pieces). Torch runs on CPU with an explicit thread count.
+The word vectors come from ``models/word_vectors.py`` (any ``WordEmbedder`` can stand in, e.g.
+in tests). Torch runs on CPU with an explicit thread count.
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
-from ..config import DEFAULT_EMBEDDING_MODEL
 from ..errors import FitError
+from ..models.word_vectors import MiniLMWordEmbedder
 from .redaction import WordScore, masked_count, validate_level, word_spans
 
 
@@ -34,106 +34,6 @@ class WordEmbedder(Protocol):
     """Gives each maskable word of each text (``word_spans`` order) a vector: (n_words, d)."""
 
     def word_vectors(self, texts: Sequence[str]) -> list[np.ndarray]: ...
-
-
-class MiniLMWordEmbedder:
-    """Contextual word embeddings from MiniLM token embeddings, cached in memory by text."""
-
-    def __init__(
-        self,
-        model_name: str = DEFAULT_EMBEDDING_MODEL,
-        *,
-        max_words: int = 128,
-        batch_size: int = 16,
-        model: Any = None,
-    ) -> None:
-        self.model_name = model_name
-        self.max_words = max_words
-        self.batch_size = batch_size
-        self._model = model
-        self._cache: dict[bytes, np.ndarray] = {}
-        self.n_embedded = 0
-
-    def _load(self) -> Any:
-        if self._model is None:
-            from ..models.embedding import load_embedding_model
-
-            self._model = load_embedding_model(self.model_name)
-        return self._model
-
-    def word_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
-        """(n_words, 384) float32 per text; texts already seen are not embedded again."""
-        keys = [hashlib.sha256(t.encode("utf-8", "surrogatepass")).digest() for t in texts]
-        missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in self._cache}
-        if missing:
-            windows = [(k, w) for k, t in missing.items() for w in self._windows(t)]
-            vectors = self._embed_windows([w for _, w in windows])
-            parts: dict[bytes, list[np.ndarray]] = {k: [] for k in missing}
-            for (k, _), v in zip(windows, vectors, strict=True):
-                parts[k].append(v)
-            dim = self._dimension()
-            for k, arrays in parts.items():
-                self._cache[k] = (
-                    np.concatenate(arrays) if arrays else np.zeros((0, dim), np.float32)
-                )
-            self.n_embedded += len(missing)
-        return [self._cache[k] for k in keys]
-
-    def _windows(self, text: str) -> list[tuple[str, list[tuple[int, int]]]]:
-        """Pieces of at most ``max_words`` words: (window text, word offsets in the window)."""
-        spans = word_spans(text)
-        out = []
-        for lo in range(0, len(spans), self.max_words):
-            part = spans[lo : lo + self.max_words]
-            base = part[0][0]
-            out.append((text[base : part[-1][1]], [(s - base, e - base) for s, e, _ in part]))
-        return out
-
-    def _dimension(self) -> int:
-        return int(self._load()[0].auto_model.config.hidden_size)
-
-    def _embed_windows(self, windows: list[tuple[str, list[tuple[int, int]]]]) -> list[np.ndarray]:
-        import torch
-
-        model = self._load()
-        tokenizer, encoder = model.tokenizer, model[0].auto_model
-        out: list[np.ndarray] = [np.empty(0)] * len(windows)
-        order = sorted(range(len(windows)), key=lambda i: -len(windows[i][0]))
-        for lo in range(0, len(order), self.batch_size):
-            idx = order[lo : lo + self.batch_size]
-            batch = tokenizer(
-                [windows[i][0] for i in idx],
-                return_offsets_mapping=True,
-                truncation=True,
-                max_length=256,
-                padding=True,
-                return_tensors="pt",
-            )
-            offsets = batch.pop("offset_mapping").numpy()
-            with torch.no_grad():
-                hidden = encoder(**batch).last_hidden_state.numpy()
-            for row, i in enumerate(idx):
-                out[i] = _pool_words(hidden[row], offsets[row], windows[i][1])
-        return out
-
-
-def _pool_words(
-    hidden: np.ndarray, offsets: np.ndarray, words: list[tuple[int, int]]
-) -> np.ndarray:
-    """Average each word's word-piece vectors; a word cut off by truncation gets the text mean."""
-    starts = np.array([s for s, _ in words])
-    ends = np.array([e for _, e in words])
-    real = offsets[:, 1] > offsets[:, 0]  # special and padding tokens have empty offsets
-    token_start = offsets[:, 0]
-    word = np.searchsorted(starts, token_start, side="right") - 1
-    ok = real & (word >= 0)
-    ok[ok] &= token_start[ok] < ends[word[ok]]
-    sums = np.zeros((len(words), hidden.shape[1]), np.float64)
-    np.add.at(sums, word[ok], hidden[ok])
-    counts = np.bincount(word[ok], minlength=len(words)).astype(np.float64)
-    fallback = hidden[real].mean(axis=0) if real.any() else np.zeros(hidden.shape[1])
-    pooled = np.where(counts[:, None] > 0, sums / np.maximum(counts, 1)[:, None], fallback)
-    return pooled.astype(np.float32)
 
 
 # --- the differentiable pieces (torch) -----------------------------------------------------------
@@ -370,10 +270,16 @@ def _group_members(groups: list[str]) -> dict[str, np.ndarray]:
     return {g: np.array(idx) for g, idx in members.items()}
 
 
-def fit_ranker(texts: Sequence[str], groups: Sequence[str], **params: Any) -> LearnedRanker:
-    """A ``LearnedRanker`` with the default MiniLM word vectors, fitted on ``texts`` by group.
+def fit_ranker(
+    texts: Sequence[str],
+    groups: Sequence[str],
+    cache_dir: str | Path | None = None,
+    **params: Any,
+) -> LearnedRanker:
+    """A ``LearnedRanker`` on MiniLM word vectors (cached in ``cache_dir``), fitted by group.
 
     ``groups`` are the documents (or the protected values: one per company in a corpus of one
     call per company); ``params`` override the defaults (``level``, ``max_epochs``, ...).
     """
-    return LearnedRanker(**params).fit(texts, groups)
+    embedder = params.pop("embedder", None) or MiniLMWordEmbedder(cache_dir=cache_dir)
+    return LearnedRanker(embedder=embedder, **params).fit(texts, groups)

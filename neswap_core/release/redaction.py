@@ -28,7 +28,6 @@ Decisions where the paper and SPEC are silent:
 from __future__ import annotations
 
 import math
-import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -36,12 +35,10 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from ..config import MASK_PLACEHOLDER, PLACEHOLDER_PATTERN
+from ..config import MASK_PLACEHOLDER
 from ..corpus import Chunk, EntitySpan
 from ..errors import ConfigError, CorpusError, FitError
-
-WORD_PATTERN = r"[^\W_]+(?:['’.\-][^\W_]+)*"
-_WORD_OR_PLACEHOLDER = re.compile(rf"(?P<ph>{PLACEHOLDER_PATTERN})|(?P<word>{WORD_PATTERN})")
+from ..text.words import text_words, word_spans
 
 
 class WordScore(NamedTuple):
@@ -73,16 +70,6 @@ class WordScorer(Protocol):
 
 
 # --- words and shares ---------------------------------------------------------------------------
-def word_spans(text: str) -> list[tuple[int, int, str]]:
-    """The maskable words of ``text`` as (start, end, word); placeholders are skipped."""
-    return [m.span("word") + (m["word"],) for m in _WORD_OR_PLACEHOLDER.finditer(text) if m["word"]]
-
-
-def text_words(text: str) -> list[str]:
-    """Lower-cased maskable words: the TF-IDF analyzer, consistent with ``word_spans``."""
-    return [m["word"].lower() for m in _WORD_OR_PLACEHOLDER.finditer(text) if m["word"]]
-
-
 def validate_level(level: float) -> float:
     """A redaction level K must be a proportion in [0, 1]."""
     try:
