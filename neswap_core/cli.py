@@ -88,6 +88,11 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     np.save(out / "embeddings.npy", prepared.embeddings)
     summary = prepared.summary()
     _write_json(out / "summary.json", summary)
+    prepared.clean.presentation.to_csv(out / "presentation.csv", index=False)
+    if prepared.clean.people is not None:
+        prepared.clean.people.to_csv(out / "people.csv", index=False)
+    for doc_id, message in summary.get("presentation_warnings", {}).items():
+        print(f"warning: {doc_id}: {message}", file=sys.stderr)
     print(
         json.dumps(
             {
@@ -103,7 +108,10 @@ def cmd_prepare(args: argparse.Namespace) -> int:
             indent=2,
         )
     )
-    print(f"Wrote chunks.csv, chunks.jsonl, z.csv, embeddings.npy and summary.json to {out}")
+    print(
+        "Wrote chunks.csv, chunks.jsonl, z.csv, embeddings.npy, presentation.csv, people.csv and "
+        f"summary.json to {out}"
+    )
     return 0
 
 

@@ -183,6 +183,14 @@ class Prepared:
                 if pd.api.types.is_numeric_dtype(ident[col])
             },
             "presentation_marker_found": int(self.clean.presentation["found"].sum()),
+            "presentation_status": {
+                str(k): int(v) for k, v in self.clean.presentation["status"].value_counts().items()
+            },
+            "presentation_warnings": {
+                row["doc_id"]: row["message"]
+                for row in self.clean.presentation.to_dict("records")
+                if row["status"] in ("whole_text", "unknown_layout")
+            },
             "embedding_dim": int(self.embeddings.shape[1]) if self.embeddings.ndim == 2 else 0,
             "seconds": {k: round(v, 3) for k, v in self.timings.items()},
         }

@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 
 from neswap_core.corpus import Corpus, Document
+from neswap_core.pipeline import clean_corpus
+from neswap_core.text.entities import load_ner
 from neswap_core.text.layouts import detect_layout, parse_transcript
+from neswap_core.text.loading import load_corpus
 from neswap_core.text.presentation import (
     MIN_CHARS_KEPT,
     extract_presentation,
@@ -26,6 +29,11 @@ from tests.layout_fixtures import (
 )
 
 FULL = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "full" / "motleyfool"
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    return load_ner()
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -114,3 +122,18 @@ def test_real_motleyfool_transcripts_start_at_the_first_management_remark():
         assert "[Operator Instructions]" not in result.text and " -- " not in "\n".join(
             line for line in result.text.splitlines() if len(line) < 120
         )
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_loaded_transcript_of_each_layout_loses_its_executives_names(tmp_path, layout, nlp):
+    """Loader (participants, speaker lines) + detection + suppression on every layout."""
+    (tmp_path / "BWI_q3_2021.txt").write_text(render(layout), encoding="utf-8")
+    (tmp_path / "manifest.csv").write_text(
+        "doc_id,company,ticker\nBWI_q3_2021,Brightwater Instruments Inc.,BWI\n", encoding="utf-8"
+    )
+    clean = clean_corpus(load_corpus(tmp_path), nlp=nlp)
+    (doc,) = clean.corpus.documents
+    for name in ("Ellison", "Raskin", "Desai", "Meg", "Tom", "Priyanka", "Brightwater"):
+        assert not re.search(rf"\b{name}\b", doc.text), (layout, name)
+    assert doc.text.startswith("Thank you, operator, and good morning")
+    assert clean.presentation.loc[0, "status"] == "extracted"

@@ -36,6 +36,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .participants import (
+    SENTENCE_LINE,
+    SEPARATOR,
+    UNIDENTIFIED,
+    Participant,
+    heading_kind,
+    is_company_side,
+    looks_like_name,
+    parse_participant,
+    participants_block,
+)
+
 LAYOUTS: tuple[str, ...] = (
     "motleyfool",
     "streetevents",
@@ -47,84 +59,13 @@ LAYOUTS: tuple[str, ...] = (
     "unknown",
 )
 
-_SEPARATOR = re.compile(r"[ \t]*(?:={4,}|-{4,}|_{4,}|\*{4,}|~{4,})[ \t]*")
-_HEADINGS = {
-    "presentation": (
-        "prepared remarks|presentation|management discussion section|prepared remarks section"
-    ),
-    "qa": (
-        r"questions?[ -]?(?:and|&)[ -]?answers?(?:[ -]session)?|q ?& ?a(?: session)?"
-        r"|question[- ]and[- ]answer[ -]session"
-    ),
-    "corporate": "corporate participants|company participants|executives|company representatives",
-    "outside": r"conference call particip(?:ia|a)nts|analysts|attendees|other participants",
-    "participants": "call participants|participants",
-    "noise": "contents|table of contents|definitions|disclaimer",
-}
-_HEADING = {
-    kind: re.compile(rf"[ \t]*(?:{body})[ \t]*:?[ \t]*", re.I) for kind, body in _HEADINGS.items()
-}
 _DASH_SPEAKER = re.compile(r"(?P<name>[^\n]{1,80}?)[ \t]+--[ \t]+(?P<role>[^\n]{1,200}?)")
 _BRACKET_SPEAKER = re.compile(r"[ \t]*(?P<who>[^\[\n]{1,200}?)[ \t]*\[\d{1,3}\][ \t]*")
 _COLON_SPEAKER = re.compile(
     r"(?P<name>[A-Z][\w.'’-]*(?:[ \t]+[A-Z][\w.'’-]*){0,4})[ \t]*(?:\((?P<role>[^)\n]{1,80})\))?"
     r":[ \t]+(?=\S)"
 )
-_UNIDENTIFIED = re.compile(
-    r"(?:unidentified|unknown)[ \t]+(?:speaker|analyst|executive|participant|company "
-    r"representative|operator)|operator",
-    re.I,
-)
-_BULLET = re.compile(r"^[ \t]*[*•·-][ \t]+")
-_ENTRY_SPLIT = re.compile(r"[ \t]+[-–—][ \t]+|,[ \t]+|[ \t]*;[ \t]*")
 _DURATION = re.compile(r"[ \t]*duration:?[ \t]*\d+[ \t]*(?:minutes?|mins?)\.?[ \t]*", re.I)
-_SENTENCE_LINE = re.compile(r".{100,}|.*[.!?]['\"”’)]?[ \t]*$")
-_NAME_TOKEN = re.compile(
-    r"(?:[A-Z][\w'’.-]*|[A-Z]\.(?:[A-Z]\.)*|von|van|de|der|den|da|di|du|del|della|la|le|bin|al)"
-)
-_NON_COMPANY_NAMES = re.compile(
-    r"^(?:operator|moderator|unknown|unidentified|unknown speaker|unidentified (?:speaker|"
-    r"participant|analyst|company representative)|call participant)\b",
-    re.I,
-)
-
-
-@dataclass(frozen=True)
-class Participant:
-    """A call participant as listed by the transcript: name, role and which side they are on."""
-
-    name: str
-    role: str
-    company_side: bool
-
-
-def is_company_side(name: str, role: str, affiliation: str = "") -> bool:
-    """Whether a participant speaks for the company (an executive) rather than as an outsider."""
-    name, role = name.strip(), role.strip().lower()
-    if not name or _NON_COMPANY_NAMES.match(name):
-        return False
-    if affiliation.strip() or "analyst" in role or "anlyst" in role:
-        return False
-    return not ("investor" in role and "investor relation" not in role)
-
-
-def parse_participant(entry: str) -> Participant:
-    """Parse ``"Name--Role"`` / ``"Name -- Firm -- Analyst"`` (Motley Fool participant lists)."""
-    parts = [p.strip() for p in re.split(r"\s*--\s*", entry.strip())]
-    name = parts[0]
-    role = " -- ".join(parts[1:])
-    affiliation = " -- ".join(parts[1:-1]) if len(parts) > 2 else ""
-    return Participant(
-        name, role, is_company_side(name, parts[-1] if len(parts) > 1 else "", affiliation)
-    )
-
-
-def looks_like_name(text: str) -> bool:
-    """A person's name as speaker lines write it: 1-6 capitalised tokens, no digits."""
-    tokens = text.split()
-    if not 1 <= len(tokens) <= 6 or any(ch.isdigit() for ch in text):
-        return False
-    return bool(re.match(r"[A-Z]", tokens[0])) and all(_NAME_TOKEN.fullmatch(t) for t in tokens)
 
 
 @dataclass(frozen=True)
@@ -161,14 +102,6 @@ def _norm(line: str) -> str:
     return " ".join(line.split())
 
 
-def heading_kind(line: str) -> str | None:
-    """The kind of section heading ``line`` is, or None."""
-    for kind, pattern in _HEADING.items():
-        if pattern.fullmatch(line):
-            return kind
-    return None
-
-
 def _line_spans(text: str) -> list[tuple[int, int]]:
     spans, pos = [], 0
     for line in text.split("\n"):
@@ -182,7 +115,7 @@ def detect_layout(text: str) -> str:
     lines = [_norm(line) for line in text.split("\n")]
     kinds = {heading_kind(line) for line in lines if line} - {None}
     low = {line.lower().rstrip(":") for line in lines}
-    separators = sum(bool(_SEPARATOR.fullmatch(line)) for line in lines if line)
+    separators = sum(bool(SEPARATOR.fullmatch(line)) for line in lines if line)
     brackets = sum(bool(_BRACKET_SPEAKER.fullmatch(line)) for line in lines if line)
     if separators >= 2 and (brackets >= 1 or "corporate participants" in low):
         return "streetevents"
@@ -206,7 +139,7 @@ def detect_layout(text: str) -> str:
 
 def _looks_structured(lines: list[str], separators: int) -> bool:
     """Layout lines we do not know: separators, or short non-sentence lines that repeat."""
-    short = [line for line in lines if line and len(line) < 80 and not _SENTENCE_LINE.match(line)]
+    short = [line for line in lines if line and len(line) < 80 and not SENTENCE_LINE.match(line)]
     repeated = {line for line in short if short.count(line) >= 2}
     return separators >= 2 or len(repeated) >= 2
 
@@ -219,58 +152,10 @@ def _dash_line(lines: list[str], i: int) -> bool:
     return bool(m and looks_like_name(m["name"].strip()))
 
 
-# --- participant lists --------------------------------------------------------------------------
-def _entry(line: str, next_line: str) -> tuple[str, str, bool] | None:
-    """(name, role, uses next line) of one participant-list entry, or None."""
-    line = _BULLET.sub("", line).strip()
-    if " -- " in line or "--" in line:
-        person = parse_participant(line)
-        return (person.name, person.role, False) if looks_like_name(person.name) else None
-    if looks_like_name(line):
-        takes_next = bool(next_line) and not looks_like_name(_BULLET.sub("", next_line).strip())
-        return line, (next_line.strip() if takes_next else ""), takes_next
-    parts = _ENTRY_SPLIT.split(line, maxsplit=1)
-    if len(parts) == 2 and looks_like_name(parts[0].strip()):
-        return parts[0].strip(), parts[1].strip(), False
-    return None
-
-
-def _participants_block(lines: list[str], i: int, side: str) -> tuple[int, list[Participant], str]:
-    """Parse a list starting after heading line ``i``; returns (next line, people, side)."""
-    people: list[Participant] = []
-    j = i + 1
-    while j < len(lines):
-        line = lines[j]
-        kind = heading_kind(line) if line else None
-        if not line or (_SEPARATOR.fullmatch(line) and not people):
-            j += 1
-            continue
-        if kind in ("corporate", "outside"):
-            side = kind
-            j += 1
-            continue
-        if kind or _SEPARATOR.fullmatch(line) or line.lower().rstrip(":") == "operator":
-            break
-        nxt = lines[j + 1] if j + 1 < len(lines) else ""
-        entry = _entry(line, "" if heading_kind(nxt) or _SEPARATOR.fullmatch(nxt) else nxt)
-        if entry is None:
-            if _SENTENCE_LINE.match(line):
-                break
-            j += 1
-            continue
-        name, role, takes_next = entry
-        company = side == "corporate" or (side == "participants" and is_company_side(name, role))
-        if side == "participants" and " -- " not in line and "--" not in line:
-            company = is_company_side(name, role.split(" - ")[-1])
-        people.append(Participant(name, role, company and not _UNIDENTIFIED.fullmatch(name)))
-        j += 2 if takes_next else 1
-    return j, people, side
-
-
 # --- speaker lines --------------------------------------------------------------------------------
 def _alone(lines: list[str], i: int) -> bool:
     """Line ``i`` stands after a blank or separator line (or at the start)."""
-    return i == 0 or not lines[i - 1] or bool(_SEPARATOR.fullmatch(lines[i - 1]))
+    return i == 0 or not lines[i - 1] or bool(SEPARATOR.fullmatch(lines[i - 1]))
 
 
 def _bracket_who(who: str, corporate: set[str]) -> tuple[str, str, bool]:
@@ -281,7 +166,7 @@ def _bracket_who(who: str, corporate: set[str]) -> tuple[str, str, bool]:
     side = name in corporate or (bool(company) and company.strip() in corporate)
     if not side and name not in corporate:
         side = not corporate and is_company_side(name, title)
-    return name, affiliation, side and not _UNIDENTIFIED.fullmatch(name)
+    return name, affiliation, side and not UNIDENTIFIED.fullmatch(name)
 
 
 def _speaker(
@@ -316,13 +201,13 @@ def _speaker(
         return m["name"], role, side, 1, m.end()
     if layout in ("capiq", "seekingalpha") and _alone(lines, i):
         name = line.rstrip(":")
-        if name not in known and not _UNIDENTIFIED.fullmatch(name):
+        if name not in known and not UNIDENTIFIED.fullmatch(name):
             return None
         person = known.get(name)
         role = person.role if person else ""
         used = 1
         nxt = lines[i + 1] if i + 1 < len(lines) else ""
-        if layout == "capiq" and nxt and not _SENTENCE_LINE.match(nxt) and len(nxt) < 100:
+        if layout == "capiq" and nxt and not SENTENCE_LINE.match(nxt) and len(nxt) < 100:
             role, used = nxt, 2  # the title line under the name
         side = person.company_side if person else False
         return name, role, side, used, -1
@@ -344,7 +229,7 @@ def parse_transcript(text: str, layout: str | None = None) -> ParsedTranscript:
     while i < len(lines):  # participant lists first: their names make speaker lines known
         kind = heading_kind(lines[i]) if lines[i] else None
         if kind in ("corporate", "outside", "participants"):
-            end, people, _ = _participants_block(lines, i, kind)
+            end, people, _ = participants_block(lines, i, kind)
             participants += people
             list_lines.update(range(i, end))
             i = end
@@ -374,7 +259,7 @@ def parse_transcript(text: str, layout: str | None = None) -> ParsedTranscript:
             i += 1
             continue
         kind = heading_kind(line)
-        if _SEPARATOR.fullmatch(line) or _DURATION.fullmatch(line) or kind is not None:
+        if SEPARATOR.fullmatch(line) or _DURATION.fullmatch(line) or kind is not None:
             n_layout += 1
             if kind in ("presentation", "qa") and _speech_follows(lines, i, list_lines):
                 headings.append(line)
@@ -428,7 +313,7 @@ def _speech_follows(lines: list[str], i: int, list_lines: set[int]) -> bool:
     """Whether a non-heading line follows heading ``i`` before the next heading (not a contents list)."""
     for j in range(i + 1, len(lines)):
         line = lines[j]
-        if not line or _SEPARATOR.fullmatch(line):
+        if not line or SEPARATOR.fullmatch(line):
             continue
         return j not in list_lines and heading_kind(line) is None
     return False

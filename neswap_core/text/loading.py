@@ -39,7 +39,9 @@ from ..config import DEFAULT_PROTECT
 from ..corpus import Corpus, Document
 from ..errors import CorpusError
 from .identifiers import document_aliases
-from .presentation import Participant, is_company_side, render_motleyfool, text_participants
+from .motleyfool import render_motleyfool
+from .participants import Participant, is_company_side
+from .presentation import text_participants
 
 MANIFEST = "manifest.csv"
 ALIASES = "aliases.csv"

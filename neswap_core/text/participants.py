@@ -1,0 +1,144 @@
+"""Call participants: who is listed, and on which side (the company's or an outsider's).
+
+Parses the participant lists of transcript layouts (``layouts.py``): Motley Fool ``Name --
+Title`` / ``Name -- Firm -- Analyst`` lines, StreetEvents `` * Name`` bullets with a ``Company -
+Title`` line, Capital IQ name-then-title pairs under ``EXECUTIVES`` / ``ANALYSTS``, Seeking Alpha
+``Name - Title`` lines. A participant is company-side unless the role names an analyst or an
+outside investor, the entry carries a firm, the name is the operator or an unknown speaker, or
+the list is of conference-call participants, analysts or attendees (issue 10).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+SEPARATOR = re.compile(r"[ \t]*(?:={4,}|-{4,}|_{4,}|\*{4,}|~{4,})[ \t]*")
+_HEADINGS = {
+    "presentation": (
+        "prepared remarks|presentation|management discussion section|prepared remarks section"
+    ),
+    "qa": (
+        r"questions?[ -]?(?:and|&)[ -]?answers?(?:[ -]session)?|q ?& ?a(?: session)?"
+        r"|question[- ]and[- ]answer[ -]session"
+    ),
+    "corporate": "corporate participants|company participants|executives|company representatives",
+    "outside": r"conference call particip(?:ia|a)nts|analysts|attendees|other participants",
+    "participants": "call participants|participants",
+    "noise": "contents|table of contents|definitions|disclaimer",
+}
+_HEADING = {
+    kind: re.compile(rf"[ \t]*(?:{body})[ \t]*:?[ \t]*", re.I) for kind, body in _HEADINGS.items()
+}
+UNIDENTIFIED = re.compile(
+    r"(?:unidentified|unknown)[ \t]+(?:speaker|analyst|executive|participant|company "
+    r"representative|operator)|operator",
+    re.I,
+)
+_BULLET = re.compile(r"^[ \t]*[*•·-][ \t]+")
+_ENTRY_SPLIT = re.compile(r"[ \t]+[-–—][ \t]+|,[ \t]+|[ \t]*;[ \t]*")
+SENTENCE_LINE = re.compile(r".{100,}|.*[.!?]['\"”’)]?[ \t]*$")
+
+
+_NAME_TOKEN = re.compile(
+    r"(?:[A-Z][\w'’.-]*|[A-Z]\.(?:[A-Z]\.)*|von|van|de|der|den|da|di|du|del|della|la|le|bin|al)"
+)
+_NON_COMPANY_NAMES = re.compile(
+    r"^(?:operator|moderator|unknown|unidentified|unknown speaker|unidentified (?:speaker|"
+    r"participant|analyst|company representative)|call participant)\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Participant:
+    """A call participant as listed by the transcript: name, role and which side they are on."""
+
+    name: str
+    role: str
+    company_side: bool
+
+
+def is_company_side(name: str, role: str, affiliation: str = "") -> bool:
+    """Whether a participant speaks for the company (an executive) rather than as an outsider."""
+    name, role = name.strip(), role.strip().lower()
+    if not name or _NON_COMPANY_NAMES.match(name):
+        return False
+    if affiliation.strip() or "analyst" in role or "anlyst" in role:
+        return False
+    return not ("investor" in role and "investor relation" not in role)
+
+
+def parse_participant(entry: str) -> Participant:
+    """Parse ``"Name--Role"`` / ``"Name -- Firm -- Analyst"`` (Motley Fool participant lists)."""
+    parts = [p.strip() for p in re.split(r"\s*--\s*", entry.strip())]
+    name = parts[0]
+    role = " -- ".join(parts[1:])
+    affiliation = " -- ".join(parts[1:-1]) if len(parts) > 2 else ""
+    return Participant(
+        name, role, is_company_side(name, parts[-1] if len(parts) > 1 else "", affiliation)
+    )
+
+
+def looks_like_name(text: str) -> bool:
+    """A person's name as speaker lines write it: 1-6 capitalised tokens, no digits."""
+    tokens = text.split()
+    if not 1 <= len(tokens) <= 6 or any(ch.isdigit() for ch in text):
+        return False
+    return bool(re.match(r"[A-Z]", tokens[0])) and all(_NAME_TOKEN.fullmatch(t) for t in tokens)
+
+
+def heading_kind(line: str) -> str | None:
+    """The kind of section heading ``line`` is, or None."""
+    for kind, pattern in _HEADING.items():
+        if pattern.fullmatch(line):
+            return kind
+    return None
+
+
+# --- participant lists --------------------------------------------------------------------------
+def _entry(line: str, next_line: str) -> tuple[str, str, bool] | None:
+    """(name, role, uses next line) of one participant-list entry, or None."""
+    line = _BULLET.sub("", line).strip()
+    if " -- " in line or "--" in line:
+        person = parse_participant(line)
+        return (person.name, person.role, False) if looks_like_name(person.name) else None
+    if looks_like_name(line):
+        takes_next = bool(next_line) and not looks_like_name(_BULLET.sub("", next_line).strip())
+        return line, (next_line.strip() if takes_next else ""), takes_next
+    parts = _ENTRY_SPLIT.split(line, maxsplit=1)
+    if len(parts) == 2 and looks_like_name(parts[0].strip()):
+        return parts[0].strip(), parts[1].strip(), False
+    return None
+
+
+def participants_block(lines: list[str], i: int, side: str) -> tuple[int, list[Participant], str]:
+    """Parse a list starting after heading line ``i``; returns (next line, people, side)."""
+    people: list[Participant] = []
+    j = i + 1
+    while j < len(lines):
+        line = lines[j]
+        kind = heading_kind(line) if line else None
+        if not line or (SEPARATOR.fullmatch(line) and not people):
+            j += 1
+            continue
+        if kind in ("corporate", "outside"):
+            side = kind
+            j += 1
+            continue
+        if kind or SEPARATOR.fullmatch(line) or line.lower().rstrip(":") == "operator":
+            break
+        nxt = lines[j + 1] if j + 1 < len(lines) else ""
+        entry = _entry(line, "" if heading_kind(nxt) or SEPARATOR.fullmatch(nxt) else nxt)
+        if entry is None:
+            if SENTENCE_LINE.match(line):
+                break
+            j += 1
+            continue
+        name, role, takes_next = entry
+        company = side == "corporate" or (side == "participants" and is_company_side(name, role))
+        if side == "participants" and " -- " not in line and "--" not in line:
+            company = is_company_side(name, role.split(" - ")[-1])
+        people.append(Participant(name, role, company and not UNIDENTIFIED.fullmatch(name)))
+        j += 2 if takes_next else 1
+    return j, people, side
