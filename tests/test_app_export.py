@@ -1,0 +1,52 @@
+"""Export page (SPEC §11): leak-scan hits block released/ until the analyst ticks each one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from neswap_core.store import Workspace
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch):
+    folder = tmp_path / "workspace"
+    monkeypatch.setenv("NESWAP_WORKSPACE", str(folder))
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    ws = Workspace.open(folder)
+    # bundle_seed 7: a bundle of its own (the page caches bundles by release and options)
+    ws.update_settings({"max_swaps": 10, "n_components": 5, "n_init": 1, "bundle_seed": 7})
+    return ws
+
+
+def test_each_hit_must_be_accepted_before_released_can_be_downloaded(workspace, monkeypatch):
+    from neswap_core.release import bundle as bundle_mod
+    from neswap_core.release.leaks import LeakTerm, leak_terms
+
+    def with_extra(corpus, people=None):  # "pandemic" stands in for a surviving identifier
+        return [*leak_terms(corpus, people), LeakTerm("pandemic", "alias", frozenset({"x"}))]
+
+    monkeypatch.setattr(bundle_mod, "leak_terms", with_extra)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=900)
+    at.switch_page("pages/6_export.py")
+    at.run()
+    assert not at.exception and not at.error
+    boxes = [b for b in at.checkbox if b.key and b.key.startswith("leak_")]
+    assert boxes and any("leak scan found" in w.value for w in at.warning)
+    released = next(b for b in at.get("download_button") if b.key == "dl_released")
+    assert released.proto.disabled
+    for box in boxes[:-1]:
+        box.check()
+    at.run()
+    assert next(b for b in at.get("download_button") if b.key == "dl_released").proto.disabled
+    next(b for b in at.checkbox if b.key == boxes[-1].key).check()
+    at.run()
+    assert not next(b for b in at.get("download_button") if b.key == "dl_released").proto.disabled
+    assert len(workspace.get_setting("accepted_leaks")) == len(boxes)
+    page = " ".join(m.value for m in at.markdown)
+    assert "Only `released/` may go to an LLM" in page
