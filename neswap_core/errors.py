@@ -32,3 +32,7 @@ class NoValidPairsError(NeswapError):
 
 class LeakError(NeswapError):
     """The leak scan found identifiers in the released text that the analyst has not accepted."""
+
+
+class AttackError(NeswapError):
+    """An attacker cannot answer (e.g. the LLM endpoint is unreachable or keeps refusing)."""

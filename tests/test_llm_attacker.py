@@ -1,0 +1,128 @@
+"""The LLM attacker against a small OpenAI-like server on 127.0.0.1 started by the test (SPEC §8)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from neswap_core.check.llm import PROMPT, LLMAttacker, LLMSettings, llm_accuracy, match_answer
+from neswap_core.errors import AttackError, ConfigError
+
+CANDIDATES = {"Acme Corporation": ("ACME", "Acme"), "Globex Inc": ("GLBX", "Globex")}
+CLUES = {"anvils": "ACME", "reactors": "glbx."}  # the fake model answers with a clue's ticker
+
+
+class _Fake(BaseHTTPRequestHandler):
+    """Answers like /v1/chat/completions; every request whose number is in ``fail`` gets 429."""
+
+    def do_POST(self):  # noqa: N802 (http.server's naming)
+        server = self.server
+        server.requests.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+        server.auth.append(self.headers.get("Authorization"))
+        if len(server.requests) in server.fail:
+            self.send_response(server.fail_code)
+            self.send_header("Retry-After", "0")
+            self.end_headers()
+            return
+        text = server.requests[-1]["messages"][-1]["content"]
+        answer = next((t for clue, t in CLUES.items() if clue in text), "I am not sure")
+        body = json.dumps({"choices": [{"message": {"role": "assistant", "content": answer}}]})
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def server():
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Fake)
+    srv.requests, srv.auth, srv.fail, srv.fail_code = [], [], set(), 429
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def _settings(server, tmp_path, **kw) -> LLMSettings:
+    host, port = server.server_address
+    return LLMSettings(url=f"http://{host}:{port}/v1", model="fake-1", api_key="k",
+                       backoff=0.0, cache_path=str(tmp_path / "llm.jsonl"), **kw)  # fmt: skip
+
+
+def test_nothing_is_sent_unless_enabled_and_confirmed(server, tmp_path, monkeypatch):
+    for var in ("NESWAP_LLM_URL", "NESWAP_LLM_MODEL", "NESWAP_LLM_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    with pytest.raises(ConfigError, match="is off"):
+        LLMAttacker(LLMSettings.from_env(), CANDIDATES, confirm=True)
+    with pytest.raises(ConfigError, match="confirm"):
+        LLMAttacker(_settings(server, tmp_path), CANDIDATES)
+    monkeypatch.setenv("NESWAP_LLM_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("NESWAP_LLM_MODEL", "m")
+    assert LLMSettings.from_env().enabled and LLMSettings.from_env(model="x").model == "x"
+    assert server.requests == []
+
+
+def test_answers_are_matched_retried_and_cached(server, tmp_path):
+    server.fail = {2, 3}  # the second text needs two retries
+    sleeps: list[float] = []
+    attacker = LLMAttacker(
+        _settings(server, tmp_path), CANDIDATES, confirm=True, sleep=sleeps.append
+    )
+    texts = ["We sold anvils.", "Our reactors ran.", "A quiet quarter."]
+    assert attacker.predict(texts) == ["Acme Corporation", "Globex Inc", None]
+    assert len(server.requests) == 5 and attacker.requests_sent == 5
+    first = server.requests[0]
+    assert first["model"] == "fake-1" and first["messages"][0] == {
+        "role": "system",
+        "content": PROMPT,
+    }
+    assert first["messages"][1]["content"] == texts[0] and server.auth[0] == "Bearer k"
+    # resumable: a new attacker on the same cache file sends nothing for texts already asked
+    again = LLMAttacker(_settings(server, tmp_path), CANDIDATES, confirm=True, sleep=sleeps.append)
+    assert (
+        llm_accuracy(again, texts, ["Acme Corporation", "Globex Inc", "Acme Corporation"]) == 2 / 3
+    )
+    assert again.requests_sent == 0 and len(server.requests) == 5
+
+
+def test_persistent_errors_become_a_clear_error(server, tmp_path):
+    server.fail = set(range(1, 10))
+    attacker = LLMAttacker(_settings(server, tmp_path, max_retries=2), CANDIDATES, confirm=True,
+                           sleep=lambda s: None)  # fmt: skip
+    with pytest.raises(AttackError, match="after 3 tries"):
+        attacker.answer("anvils")
+    assert len(server.requests) == 3
+    server.fail, server.fail_code = set(range(1, 10)), 401
+    with pytest.raises(AttackError, match="HTTP 401"):
+        attacker.answer("reactors")
+    assert len(server.requests) == 4  # no retry on a client error
+
+
+def test_rate_limit_spaces_requests():
+    now = [0.0]
+    sleeps: list[float] = []
+
+    def sleep(s: float) -> None:
+        sleeps.append(s)
+        now[0] += s
+
+    settings = LLMSettings(url="http://127.0.0.1:9", model="m", requests_per_minute=30)
+    attacker = LLMAttacker(settings, CANDIDATES, confirm=True, sleep=sleep, clock=lambda: now[0])
+    for _ in range(3):
+        attacker._wait_turn()
+        now[0] += 0.5  # each request takes half a second
+    assert sleeps == [pytest.approx(1.5), pytest.approx(1.5)]
+
+
+def test_match_answer_is_case_and_punctuation_insensitive():
+    assert match_answer(" acme. ", CANDIDATES) == "Acme Corporation"
+    assert match_answer("NYSE: GLBX", CANDIDATES) == "Globex Inc"
+    assert match_answer("Globex Inc.", CANDIDATES) == "Globex Inc"
+    assert match_answer("IBM", CANDIDATES) is None
