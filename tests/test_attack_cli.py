@@ -94,7 +94,7 @@ def test_release_writes_attack_files_and_evaluate_reproduces_them(
     key = out / "key"
     summary = json.loads((key / "attack.json").read_text())
     assert summary["primary"] == "reading" and set(summary["attackers"]) == {"reading", "in-corpus"}
-    assert "stronger" in summary["attackers"]["in-corpus"]["note"]
+    assert "pessimistic" in summary["attackers"]["in-corpus"]["note"]
     table = pd.read_csv(key / "attack.csv")
     assert len(table) == 2 * 10 and set(table["attacker"]) == {"reading", "in-corpus"}
     releases = pd.read_csv(key / "releases.csv")

@@ -29,8 +29,9 @@ READING, IN_CORPUS = "reading", "in-corpus"
 #: What each attacker is, for tables and pages (the in-corpus one is the pessimistic reading).
 ATTACKER_NOTES = {
     READING: "outside reader trained on other texts of the same companies",
-    IN_CORPUS: "cross-fitted on the corpus itself (has read the rest of each document): "
-    "stronger than an outside reader, the pessimistic reading",
+    IN_CORPUS: "cross-fitted on the corpus itself: it has read the other passages of the same "
+    "document, which SPEC §8 calls the stronger, pessimistic reading; with little text per "
+    "company it can still name fewer chunks than an outside reader (dev corpus: 0.60 vs 0.76)",
 }
 
 
