@@ -91,3 +91,15 @@ def test_describe_release_sentence():
     row = pd.Series({"combination": "Organization + Product", "swaps": 28, "swap_rate": 56 / 1819,
                      "dr": 0.96213, "du": 0.998111})
     assert describe_release(row) == "Organization + Product, 28 swaps, r = 3.1%: DR 0.962, DU 0.9981"
+
+
+def test_rows_not_reached_by_every_draw_are_never_chosen():
+    import pandas as pd
+
+    from neswap_core.release.frontier import choose_release
+
+    table = pd.DataFrame({"du": [0.99, 1.0], "dr": [0.9, 0.95], "swaps": [1, 2],
+                          "all_draws": [True, False]}, index=["a", "b"])
+    assert choose_release(table, 0.0, 1.0).index == "a"  # "b" is better but averaged over fewer
+    none = choose_release(table.assign(all_draws=False), 0.0, 1.0)
+    assert none.index is None and "every Monte Carlo draw" in none.message

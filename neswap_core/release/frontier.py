@@ -85,7 +85,13 @@ def choose_release(
     if a < 0:
         raise ConfigError("The trade-off slope a must be >= 0: more utility may cost more risk.")
     if table is not None and len(table) and "all_draws" in table:
-        table = table[table["all_draws"].astype(bool)]
+        complete = table[table["all_draws"].astype(bool)]
+        if len(complete) == 0:
+            return TradeOffChoice(None, False, a, c, (
+                "No candidate release is reached by every Monte Carlo draw (some draws found no "
+                "valid pair at all), so none can be reported consistently; use fewer draws or "
+                "check the swap settings."))
+        table = complete
     if table is None or len(table) == 0:
         return TradeOffChoice(None, False, a, c, "There are no candidate releases to choose from.")
     du = table[utility].to_numpy(float)
