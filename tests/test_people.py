@@ -124,3 +124,10 @@ def test_bundled_sample_without_executives_csv_suppresses_names(tmp_path, nlp):
     text = "\n".join(d.text for d in clean.corpus.documents)
     for name in ("Norwitt", "Lampo", "Salvino", "Mondello", "McMahon", "Kopit Levien", "Neri"):
         assert name not in text
+
+
+def test_a_name_that_starts_a_contraction_is_left_alone():
+    result = suppress_identifiers(
+        "Don that concludes it. Don't worry. Thanks, Don.", (), ("Don Duda",)
+    )
+    assert result.text == "[Executive 1] that concludes it. Don't worry. Thanks, [Executive 1]."

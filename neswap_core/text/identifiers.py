@@ -27,7 +27,8 @@ idempotent. Matching rules, where SPEC is silent:
   alone is skipped when a capitalised word follows ("Adam Tindle" is someone else). When two
   executives share a surname or first name, the first listed wins (full names still resolve
   correctly). Names that are common words (Mark, Sharp, Main, Will) are not replaced at the
-  start of a sentence, where they are usually the word. Nicknames come from the one table in
+  start of a sentence, where they are usually the word; a name is never the start of a
+  contraction ("Don't" stays, "Don, that concludes" is replaced). Nicknames come from the one table in
   ``nicknames.py`` ("Marty" for Martin, "Randy" for Randal). Possessives keep their ending
   ("Smith's" -> "[Executive 1]'s").
 * **Near-miss spellings** (transcription errors): a capitalised word of the document within one
@@ -68,7 +69,7 @@ COMMON_WORDS = frozenset(
     omega delta apex vertex focus fusion vision insight signal energy power life health care
     american express first solar apple amazon oracle shell visa block match zoom box slack
     mark will bill grant chase guy rich sharp price young king cook wood hill rose hope faith joy
-    may june april august summer winter don ray art pat sue drew gene jack frank earnest berry
+    may june april august summer winter ray art pat sue drew gene jack frank earnest berry
     chew wren cherry brown green white black gray grey long short little small strong street bank
     banks bell page case lane field ford hunt fox wolf lamb bush park marsh parks rice stone swift
     cross early fair bond gold silver sterling hall wall gates post mills waters rivers lake
@@ -182,7 +183,7 @@ def _compile(alternatives: list[str]) -> re.Pattern[str] | None:
     if not alternatives:
         return None
     return re.compile(
-        rf"(?P<ph>{PLACEHOLDER_PATTERN})|(?<!\w)(?P<hit>{'|'.join(alternatives)})(?!\w)"
+        rf"(?P<ph>{PLACEHOLDER_PATTERN})|(?<!\w)(?P<hit>{'|'.join(alternatives)})(?!\w|['’]t\b)"
     )
 
 
