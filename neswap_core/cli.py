@@ -210,7 +210,6 @@ def key_report(run: ReleaseRun) -> bytes:
     return _json_bytes(report)
 
 
-#: key/ files of a release, one function each (another module may add entries).
 def _reading_attacker(config: RunConfig, prepared):
     """The reading attacker of the corpus's attacker/ folder (None without one)."""
     from .check.evaluate import fit_reading
@@ -253,6 +252,7 @@ def key_attack_csv(run: ReleaseRun) -> bytes:
     return _csv_bytes(_attack(run)[1])
 
 
+#: key/ files of a release, one function each (another module may add entries).
 KEY_FILES: dict[str, Callable[[ReleaseRun], bytes]] = {
     "swap_log.csv": key_swap_log,
     "releases.csv": key_releases,
@@ -266,8 +266,12 @@ KEY_FILES: dict[str, Callable[[ReleaseRun], bytes]] = {
 }
 
 
-def key_files(run: ReleaseRun) -> dict[str, bytes]:
-    return {name: make(run) for name, make in KEY_FILES.items()}
+#: The key/ files written when no release could be made (nothing was swapped or measured).
+NO_RELEASE_KEY_FILES = ("report.json", "config.toml", "releases.csv", "pitman.csv", "timings.json")
+
+
+def key_files(run: ReleaseRun, names=None) -> dict[str, bytes]:
+    return {name: make(run) for name, make in KEY_FILES.items() if names is None or name in names}
 
 
 def cmd_release(args: argparse.Namespace) -> int:
@@ -306,7 +310,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     if outcome.chosen is None:
         from .release.export import write_files
 
-        write_files(key_files(run), out / "key")
+        write_files(key_files(run, NO_RELEASE_KEY_FILES), out / "key")
         print(f"error: {outcome.no_release_reason()} Nothing was released; the report is in "
               f"{out / 'key'}.", file=sys.stderr)
         return EXIT_NO_RELEASE

@@ -157,3 +157,16 @@ def test_leaks_block_released_until_each_is_accepted(tmp_path, capsys, monkeypat
     assert main([*args, "--accept-leaks", str(tmp_path / "accept.csv")]) == 0
     assert (out / "released" / "manifest.csv").exists()
     assert "all accepted" in capsys.readouterr().out
+
+
+def test_no_candidate_release_exits_3_with_the_reason_once(tmp_path, capsys):
+    cfg = RunConfig(corpus="data/sample", n_components=5, n_init=1, combination_size=4)
+    cfg.save(tmp_path / "run.toml")
+    out = tmp_path / "o"
+    assert main(["release", "--config", str(tmp_path / "run.toml"), "--out", str(out)]) == 3
+    captured = capsys.readouterr()
+    said = captured.out + captured.err
+    assert said.count("No candidate release") == 1 and "No valid pair for" in said
+    assert "allow more swaps" not in said and "Traceback" not in said
+    assert not (out / "released").exists()  # no un-swapped "anonymised corpus"
+    assert json.loads((out / "key" / "report.json").read_text())["no_release_reason"]
