@@ -25,7 +25,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from neswap_core.analysis import fit_mixture, release_inputs, sweep_for_config
+from neswap_core.analysis import (
+    candidates_for_config,
+    fit_mixture,
+    release_inputs,
+    sweep_for_config,
+)
 from neswap_core.config import DEFAULT_EMBEDDING_MODEL, DEFAULT_SPACY_MODEL, RunConfig
 from neswap_core.corpus import Chunk, Corpus
 from neswap_core.pipeline import (
@@ -138,6 +143,12 @@ def sweep(key: str, _chunks: list[Chunk], _x: np.ndarray, _mixture, _config: Run
     return sweep_for_config(ctx, _config, _progress)
 
 
+@st.cache_resource(show_spinner=False, max_entries=8)
+def candidates(key: str, _sweep: Sweep, _config: RunConfig, _scorer=None, _progress: Callable | None = None):
+    """Every candidate of the config, paper's and plans' (analysis.candidates_for_config, as the CLI)."""
+    return candidates_for_config(_sweep, _config, _scorer, _progress)
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def release_table(key: str, population: float, _sweep: Sweep) -> pd.DataFrame:
     return _sweep.table(population)
@@ -247,6 +258,26 @@ class Stage:
     def sweep(self, progress: Callable | None = None) -> Sweep:
         chunks, x = self.pre_swap()
         return sweep(self.sweep_key, chunks, x, self.mixture(), self.config, progress)
+
+    @property
+    def plans_key(self) -> str:
+        """The sweep's key plus every plan setting (SPEC §10) and N."""
+        cfg = self.config
+        plan = {k: v for k, v in cfg.to_dict().items() if k.startswith("plan_")}
+        return digest([self.sweep_key, plan, cfg.population])
+
+    @property
+    def review_key(self) -> str:
+        """Workspace key of the content-keyed review decisions: the pre-swap data's key.
+
+        A change's key is its content (chunk ids and strings), so one namespace per pre-swap
+        data lets a decision follow the change into any release that contains it.
+        """
+        return f"content/{self.roles_key}"
+
+    def candidates(self, progress: Callable | None = None):
+        """(table of every candidate, PlanCandidates or None) for the current settings."""
+        return candidates(self.plans_key, self.sweep(), self.config, None, progress)
 
     def table(self, population: float | None = None) -> pd.DataFrame:
         n = float(population if population is not None else self.settings["population"])

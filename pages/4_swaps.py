@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from appkit import views_plans as vp
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
 from appkit.state import current, save_settings
@@ -32,18 +33,48 @@ if len(table) == 0:
                "**3 · Clusters** and give more categories the role S, or use fewer clusters.")
     st.stop()
 
+# --- plans (SPEC §10) ------------------------------------------------------------------------------
+with st.expander("Plans: several rounds, distinctive terms, redaction (beyond the paper)",
+                 expanded=int(s.get("plan_rounds", 0)) > 0):
+    st.caption("A plan swaps in several rounds (a chunk once per round, never the same pair twice), "
+               "moves leftover entities to further partners, can swap words distinctive of one "
+               "company, and can mask a share of each chunk's words. Each round is a candidate.")
+    with st.form("plans_form"):
+        c1, c2, c3 = st.columns(3)
+        rounds = c1.number_input("Rounds (0 = paper's single round only)", 0, 10,
+                                 int(s.get("plan_rounds", 0)), key="plan_rounds")
+        terms = c2.checkbox("Also try swapping distinctive terms",
+                            value=True in s.get("plan_terms", [False, True]), key="plan_terms")
+        levels = c3.multiselect("Redaction levels (share of words masked)", [0.0, 0.05, 0.1, 0.2],
+                                default=s.get("plan_redaction_levels", [0.0]), key="plan_levels")
+        floor = c1.slider("Pair similarity floor (cosine)", -1.0, 1.0,
+                          float(s.get("plan_similarity_floor", 0.3)), 0.05, key="plan_floor")
+        if st.form_submit_button("Build plan candidates"):
+            save_settings(ws, plan_rounds=int(rounds), plan_terms=[False, True] if terms else [False],
+                          plan_redaction_levels=sorted(set(levels)) or [0.0],
+                          plan_similarity_floor=float(floor))
+            st.rerun()
+plans = None
+if int(s.get("plan_rounds", 0)) > 0:
+    with user_errors():
+        _, plans = stage.candidates(vr.progress_bar("Building plan candidates"))
+
 # --- which release ---------------------------------------------------------------------------------
 chosen_id, _ = vr.pick_release(table, s.get("chosen_release"), s["trade_off_a"], s["trade_off_c"])
-ids = list(table.index)
+ids = list(table.index) + (list(plans.table.index) if plans is not None else [])
 if st.session_state.get("swaps_release") not in ids:
     st.session_state["swaps_release"] = chosen_id
 release_id = st.selectbox(
     "Release to review (★ = the release chosen on 5 · Risk–utility frontier)", ids,
     key="swaps_release",
-    format_func=lambda r: vr.release_label(table.loc[r]) + ("  ★" if r == chosen_id else ""),
+    format_func=lambda r: (vr.release_label(table.loc[r]) if r in table.index
+                           else vp.plan_label(plans.table.loc[r])) + ("  ★" if r == chosen_id else ""),
     help="A release is named by its category combination and its number of swaps t: it "
     "contains the first t pairs of the swap sequence.",
 )
+if plans is not None and release_id in plans.table.index:
+    vp.render_plan_review(plans, release_id, stage, ws)
+    st.stop()
 if release_id != chosen_id:
     st.button("Use this release for export", key="swaps_use", on_click=save_settings, args=(ws,),
               kwargs={"chosen_release": release_id},
@@ -115,7 +146,9 @@ for view in views[(page - 1) * PAIRS_PER_PAGE: page * PAIRS_PER_PAGE]:
         for side, column in enumerate(st.columns(2)):
             column.caption(f"Document **{(rec.doc_a, rec.doc_b)[side]}** · {s['protect']}: "
                            f"**{(rec.protected_a, rec.protected_b)[side]}**")
-        for after, label in ((False, "BEFORE"), (True, "AFTER · as released")):
+        released = release.decision(rec) != "reject"
+        after_label = "AFTER · as released" if released else "AFTER · rejected: not in the release"
+        for after, label in ((False, "BEFORE"), (True, after_label)):
             st.markdown(f"<div style='font-size:0.8em;letter-spacing:0.06em;color:#555;"
                         f"border-top:1px solid #e3e6ea;padding-top:4px'>{label}</div>",
                         unsafe_allow_html=True)

@@ -93,11 +93,43 @@ class PlanCandidates:
     results: list[PlanResult]
     table: pd.DataFrame
     resources: PlanResources = field(repr=False, default=None)
+    seed: int = 0
+    population: float = 1e20
+    scorer: object = field(repr=False, default=None)
 
     def stage(self, release_id: str) -> tuple[PlanResult, PlanStage]:
         row = self.table.loc[release_id]
         result = self.results[int(row["plan_index"])]
         return result, result.stages[int(row["stage_index"])]
+
+    def replay(self, release_id: str, rejected: frozenset[str]) -> tuple[PlanResult, PlanStage]:
+        """The release ``release_id`` with the ``rejected`` change keys left out (same seed).
+
+        Nothing is recomputed when no change of the release is rejected. Otherwise the plan is
+        re-applied skipping rejected changes; the stage is the same one (round r, or the last
+        the replay reached).
+        """
+        result, stage = self.stage(release_id)
+        if not rejected & {c.key for c in result.changes[: stage.n_changes]}:
+            return result, stage
+        k, index = int(self.table.loc[release_id, "plan_index"]), int(self.table.loc[release_id, "stage_index"])
+        again = apply_plan(self.ctx, result.plan, np.random.default_rng(plan_seed(self.seed, k)),
+                           frozenset(rejected), self.resources)  # fmt: skip
+        if not again.stages:
+            return again, PlanStage("nothing left", 0, 0, 0, {}, frozenset(), 0.0)
+        return again, again.stages[min(index, len(again.stages) - 1)]
+
+    def measures(self, release_id: str, stage: PlanStage) -> dict:
+        """DU, DR, words unchanged, … (and accuracies with a scorer) of a (reviewed) stage."""
+        result, _ = self.stage(release_id)
+        row = measure_row(self.ctx, stage.changed, self.scorer)
+        row["dr"] = plan_risk(self.ctx, result.plan, stage.swapped, self.population, {})
+        return row
+
+
+def plan_seed(seed: int, k: int) -> list[int]:
+    """The random seed of plan k of a grid (the same for a replay after review)."""
+    return [int(seed), 1000 + int(k)]
 
 
 def plan_risk(ctx, plan: Plan, swapped: frozenset[str], population: float, profiles: dict) -> float:
@@ -143,7 +175,7 @@ def plan_candidates(
     for k, plan in enumerate(plans):
         if progress:
             progress(k / len(plans), plan.describe())
-        result = apply_plan(ctx, plan, np.random.default_rng([grid.seed, 1000 + k]), rejected,
+        result = apply_plan(ctx, plan, np.random.default_rng(plan_seed(grid.seed, k)), rejected,
                             resources)  # fmt: skip
         results.append(result)
         redacts = any(s.kind == "redact" for s in plan.steps)
@@ -169,7 +201,7 @@ def plan_candidates(
     table = pd.DataFrame(rows)
     if len(table):
         table = table.set_index("release_id", drop=False)
-    return PlanCandidates(ctx, results, table, resources)
+    return PlanCandidates(ctx, results, table, resources, grid.seed, population, scorer)
 
 
 #: Columns of ``Sweep.table`` about the M draws, kept so that the choice (frontier.choose_release)

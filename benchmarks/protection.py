@@ -1,0 +1,237 @@
+"""Whole-corpus protection on the dev corpus (issue 12, SPEC §10): plans vs redaction alone.
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/protection.py [--corpus PATH] [--rounds 4]
+        [--levels 0 0.05 0.1] [--no-adaptive] [--plot docs/protection_frontier.png]
+
+Reads the dev corpus with its ``attacker/`` reading (35 calls + 112 other-quarter calls), fits
+the reading attacker once (check/measures.ReleaseScorer), builds every candidate of the plan
+grid (rounds × terms on/off × redaction level, plus the paper's single-round candidates) and
+prints each figure against its target:
+
+* corpus-wide chunk accuracy ≤ 0.30 with ≥ 85 % of words unchanged and DU ≥ 0.99;
+* document accuracy ≤ 50 % at that release;
+* at equal words changed, chunk accuracy ≥ 0.15 below smarter redaction alone (both curves);
+* the adaptive attacker (trained on the reading after the same plan) beside the non-adaptive;
+* the whole plan sweep ≤ 5 minutes warm (second run, embedding cache warm).
+Writes the frontier plot (matplotlib, Agg) for the README.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+DEV = ROOT.parent / "shared" / "corpus" / "dev"
+TARGETS = {"chunk_accuracy": 0.30, "words_unchanged": 0.85, "du": 0.99, "document_accuracy": 0.50,
+           "gap_vs_redaction": 0.15, "sweep_seconds": 300.0}  # fmt: skip
+REDACTION_CURVE = (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5)
+
+
+def check(label: str, value: float, target: float, below: bool = True) -> None:
+    ok = value <= target if below else value >= target
+    sign = "<=" if below else ">="
+    print(f"  {label:<58}{value:8.3f}   target {sign} {target:<6g} {'met' if ok else 'NOT met'}")
+
+
+def load(args):
+    from neswap_core.analysis import fit_mixture, release_inputs
+    from neswap_core.config import RunConfig
+    from neswap_core.models.embedding import Embedder
+    from neswap_core.pipeline import prepare_path
+    from neswap_core.release.releases import ReleaseContext
+
+    cfg = RunConfig(corpus=args.corpus, cache_dir=args.cache_dir, plan_rounds=args.rounds,
+                    plan_terms=[False, True], plan_redaction_levels=list(args.levels))  # fmt: skip
+    embedder = Embedder(cfg.embedding_model, cfg.cache_dir)
+    t0 = time.perf_counter()
+    prepared = prepare_path(args.corpus, cfg, embedder=embedder)
+    chunks, x = release_inputs(prepared.chunks, prepared.embeddings, cfg.roles, embedder.encode)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mix = fit_mixture(x, cfg)
+    print(f"dev corpus: {len(prepared.raw)} calls, {len(chunks)} chunks; preprocessing + fit "
+          f"{time.perf_counter() - t0:.1f} s")  # fmt: skip
+    return cfg, embedder, prepared, ReleaseContext(chunks, x, mix, embedder.encode)
+
+
+def reading_scorer(args, prepared, ctx):
+    from neswap_core.check.measures import ReleaseScorer
+    from neswap_core.check.reading import reading_attacker
+    from neswap_core.text.loading import load_corpus
+
+    t0 = time.perf_counter()
+    reading = load_corpus(Path(args.corpus) / "attacker", protect="company")
+    attacker = reading_attacker(reading, ctx.chunks, prepared.raw)
+    scorer = ReleaseScorer(attacker, [c.text for c in ctx.chunks], [c.protected for c in ctx.chunks],
+                           [c.doc_id for c in ctx.chunks], name="reading")  # fmt: skip
+    print(f"reading attacker: {len(reading)} calls read, trained in {time.perf_counter() - t0:.1f} s")
+    return reading, scorer
+
+
+def adaptive_accuracy(ctx, plans, release_id, reading, prepared, scorer, embedder, cfg):
+    """The reading attacker retrained on the reading after the same plan (SPEC §8 adaptive).
+
+    The reading is cut into passages the size of the corpus's chunks, tagged by the same NER,
+    given the same roles, embedded (cache) and clustered by the corpus's fitted mixture; the
+    chosen plan is applied to it with its own seed; the attacker learns from the result.
+    """
+    import numpy as np
+
+    from neswap_core.check.attack import TextAttacker
+    from neswap_core.check.measures import ReleaseScorer
+    from neswap_core.check.reading import reading_units, sentences_per_chunk
+    from neswap_core.corpus import Chunk, chunk_id
+    from neswap_core.pipeline import tag_entities
+    from neswap_core.release.plans import apply_plan
+    from neswap_core.release.releases import ReleaseContext
+    from neswap_core.release.rewrite import apply_roles
+    from neswap_core.text.entities import load_ner
+
+    t0 = time.perf_counter()
+    texts, labels, ids = reading_units(reading, sentences_per_chunk(ctx.chunks), prepared.raw)
+    counter: dict[str, int] = {}
+    chunks = []
+    for text, label, doc in zip(texts, labels, ids, strict=True):
+        k = counter[doc] = counter.get(doc, -1) + 1
+        chunks.append(Chunk(chunk_id(doc, k), doc, k, text, label))
+    chunks = tag_entities(chunks, load_ner(cfg.spacy_model), cfg.label_map, cfg.cache_dir)
+    chunks = apply_roles(chunks, cfg.roles)
+    x = embedder.encode([c.text for c in chunks])
+    read_ctx = ReleaseContext(chunks, x, ctx.mixture, embedder.encode)
+    result, _ = plans.stage(release_id)
+    released = apply_plan(read_ctx, result.plan, np.random.default_rng(12)).chunks
+    attacker = TextAttacker().fit([c.text for c in released], [c.protected for c in released])
+    adaptive = ReleaseScorer(attacker, [c.text for c in ctx.chunks], [c.protected for c in ctx.chunks],
+                             [c.doc_id for c in ctx.chunks], name="adaptive")  # fmt: skip
+    _, stage = plans.stage(release_id)
+    changed = {p: c.text for p, c in stage.changed.items()}
+    print(f"  (adaptive attacker: {len(chunks)} reading passages prepared and protected in "
+          f"{time.perf_counter() - t0:.1f} s)")  # fmt: skip
+    return adaptive.score(changed)
+
+
+def redaction_curve(ctx, scorer, resources):
+    """Smarter redaction alone at each level: (words unchanged, chunk accuracy) per level."""
+    import numpy as np
+
+    from neswap_core.release.candidates import measure_row
+    from neswap_core.release.plans import Plan, Redact, apply_plan
+
+    rows = []
+    for level in REDACTION_CURVE:
+        result = apply_plan(ctx, Plan((Redact(level),)), np.random.default_rng(0), resources=resources)
+        row = measure_row(ctx, result.stages[-1].changed, scorer)
+        rows.append((level, row["words_unchanged"], row["chunk_accuracy"], row["document_accuracy"]))
+    return rows
+
+
+def interpolate(curve, words_unchanged: float) -> float:
+    """Chunk accuracy of redaction alone at the given share of words unchanged (linear)."""
+    import numpy as np
+
+    xs = np.array([w for _, w, _, _ in curve])[::-1]
+    ys = np.array([a for _, _, a, _ in curve])[::-1]
+    return float(np.interp(words_unchanged, xs, ys))
+
+
+def plot(table, curve, path: Path, chosen) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    for source, marker, colour in (("paper", "o", "#999999"), ("plan", "s", "#1f77b4")):
+        part = table[table["source"] == source]
+        ax.scatter(part["words_unchanged"], part["chunk_accuracy"], s=18, marker=marker,
+                   color=colour, alpha=0.7, label=f"{source} candidates ({len(part)})")  # fmt: skip
+    ax.plot([w for _, w, _, _ in curve], [a for _, _, a, _ in curve], "-^", color="#d62728",
+            label="smarter redaction alone")  # fmt: skip
+    if chosen is not None:
+        ax.scatter([chosen["words_unchanged"]], [chosen["chunk_accuracy"]], s=160, marker="*",
+                   color="#2ca02c", zorder=5, label="chosen (accuracy ≤ 0.30)")  # fmt: skip
+    ax.axhline(TARGETS["chunk_accuracy"], ls=":", color="k", lw=0.8)
+    ax.axvline(TARGETS["words_unchanged"], ls=":", color="k", lw=0.8)
+    ax.set_xlabel("share of words unchanged (utility →)")
+    ax.set_ylabel("reading attacker's chunk accuracy (risk ↓)")
+    ax.set_title("Dev corpus (35 calls): candidate releases")
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    print(f"wrote {path}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", default=str(DEV))
+    ap.add_argument("--cache-dir", default=str(ROOT / ".neswap-cache"))
+    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--levels", type=float, nargs="+", default=[0.0, 0.05, 0.1])
+    ap.add_argument("--no-adaptive", action="store_true")
+    ap.add_argument("--plot", default=str(ROOT / "docs" / "protection_frontier.png"))
+    args = ap.parse_args()
+    if not (Path(args.corpus) / "attacker").exists():
+        print(f"skip: {args.corpus}/attacker not found (the dev corpus lives in ../shared/corpus/dev)")
+        return 0
+    from neswap_core.analysis import candidates_for_config, sweep_for_config
+    from neswap_core.release.candidates import choose_candidate, describe_candidate
+
+    cfg, embedder, prepared, ctx = load(args)
+    reading, scorer = reading_scorer(args, prepared, ctx)
+    before = scorer.score({})
+    print(f"before any release: chunk accuracy {before.chunk_top1:.3f}, documents named "
+          f"{before.document_accuracy:.3f} (chance {before.chance:.3f})")  # fmt: skip
+    timings = []
+    for run in ("first (cold)", "second (warm)"):
+        start = time.perf_counter()
+        sweep = sweep_for_config(ctx, cfg)
+        table, plans = candidates_for_config(sweep, cfg, scorer)
+        timings.append(time.perf_counter() - start)
+        print(f"{run} sweep: {len(table)} candidates ({(table['source'] == 'plan').sum()} from "
+              f"plans) in {timings[-1]:.1f} s")  # fmt: skip
+    curve = redaction_curve(ctx, scorer, plans.resources)
+    choice = choose_candidate(table, TARGETS["chunk_accuracy"], "chunk_accuracy", "words_unchanged")
+    chosen = table.loc[choice.index] if choice.index is not None else None
+    print("\nplan candidates (non-dominated on chunk accuracy vs words unchanged):")
+    from neswap_core.release.frontier import frontier_mask
+
+    front = table[frontier_mask(table["words_unchanged"].to_numpy(), table["chunk_accuracy"].to_numpy())]
+    cols = ["source", "rounds", "swaps", "chunks_changed", "words_unchanged", "mean_cosine",
+            "clusters_unchanged", "du", "dr", "chunk_accuracy", "document_accuracy"]  # fmt: skip
+    print(front.sort_values("words_unchanged")[cols].round(3).to_string())
+    print("\nsmarter redaction alone (level, words unchanged, chunk accuracy, document accuracy):")
+    for level, words, acc, doc in curve:
+        print(f"  {level:5.2f}  {words:6.3f}  {acc:6.3f}  {doc:6.3f}")
+    print("\nchosen:", describe_candidate(chosen) if chosen is not None else choice.message)
+    print("\nfigures against targets:")
+    if chosen is not None:
+        check("chunk accuracy of the chosen release", chosen["chunk_accuracy"], TARGETS["chunk_accuracy"])
+        check("words unchanged at that release", chosen["words_unchanged"], TARGETS["words_unchanged"], below=False)
+        check("DU at that release", chosen["du"], TARGETS["du"], below=False)
+        check("document accuracy at that release", chosen["document_accuracy"], TARGETS["document_accuracy"])
+        gap = interpolate(curve, chosen["words_unchanged"]) - chosen["chunk_accuracy"]
+        check("redaction alone minus plan, chunk accuracy at equal words", gap,
+              TARGETS["gap_vs_redaction"], below=False)  # fmt: skip
+        if not args.no_adaptive and chosen["source"] == "plan":
+            adaptive = adaptive_accuracy(ctx, plans, choice.index, reading, prepared, scorer,
+                                         embedder, cfg)  # fmt: skip
+            print(f"  adaptive reading attacker at that release: chunk accuracy {adaptive.chunk_top1:.3f}, "
+                  f"documents {adaptive.document_accuracy:.3f} (non-adaptive {chosen['chunk_accuracy']:.3f}, "
+                  f"{chosen['document_accuracy']:.3f})")  # fmt: skip
+    check("whole plan sweep, warm (seconds)", timings[-1], TARGETS["sweep_seconds"])
+    print(f"  ratio to the 5-minute target: {timings[-1] / TARGETS['sweep_seconds']:.2f}")
+    plot(table, curve, Path(args.plot), chosen)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
