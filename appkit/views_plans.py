@@ -75,7 +75,7 @@ class ReviewedPlan:
 
     @cached_property
     def measures_after(self) -> dict:
-        return self.candidates.measures(self.release_id, self.reviewed[1])
+        return self.candidates.measures(*self.reviewed)
 
     def released_chunks(self) -> list[Chunk]:
         result, stage = self.reviewed

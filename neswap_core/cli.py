@@ -128,6 +128,7 @@ class ReleaseRun:
     prepared: object  # pipeline.Prepared
     outcome: object  # analysis.ReleaseOutcome
     records: tuple = ()  # the written swap records (draw 0's first t pairs)
+    plans: dict | None = None  # plan candidates (SPEC §10): table, goal report, changes
 
 
 def _csv_bytes(frame) -> bytes:
@@ -207,6 +208,8 @@ def key_report(run: ReleaseRun) -> bytes:
         "no_release_reason": outcome.no_release_reason(),
         "review_decisions": "none: the command line keeps every pair of the chosen release",
     }
+    if run.plans is not None:
+        report["plans"] = run.plans["report"]
     return _json_bytes(report)
 
 
@@ -271,7 +274,12 @@ NO_RELEASE_KEY_FILES = ("report.json", "config.toml", "releases.csv", "pitman.cs
 
 
 def key_files(run: ReleaseRun, names=None) -> dict[str, bytes]:
-    return {name: make(run) for name, make in KEY_FILES.items() if names is None or name in names}
+    files = {name: make(run) for name, make in KEY_FILES.items() if names is None or name in names}
+    if run.plans is not None:
+        files["candidates.csv"] = _csv_bytes(run.plans["table"])
+        if run.plans["changes"] is not None:
+            files["changes.csv"] = _csv_bytes(run.plans["changes"])
+    return files
 
 
 def cmd_release(args: argparse.Namespace) -> int:
@@ -316,6 +324,8 @@ def cmd_release(args: argparse.Namespace) -> int:
         return EXIT_NO_RELEASE
     run.records = tuple(outcome.chosen_records())
     released = apply_swaps(outcome.sweep.ctx.chunks, run.records)
+    if config.plan_rounds > 0:
+        released, run.plans = _plan_release(outcome, config, released)
     bundle = build_bundle(
         prepared.raw, prepared.clean.corpus, released, seed=config.bundle_seed,
         shuffle_chunks=config.shuffle_chunks, publishable_columns=config.publishable_columns,
@@ -354,6 +364,34 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         )
     print(f"Wrote attack.json and attack.csv to {out}")
     return 0
+
+
+def _plan_release(outcome, config: RunConfig, released, scorer=None):
+    """Plan candidates (SPEC §10) for ``key/candidates.csv``; with ``max_chunk_accuracy`` < 1
+    the goal's release replaces the line's (its changes go to ``key/changes.csv``)."""
+    import pandas as pd
+
+    from . import analysis
+    from .release.candidates import changes_of, chunks_of, describe_candidate
+    from .release.swapping import apply_swaps
+
+    table, plans = analysis.candidates_for_config(outcome.sweep, config, scorer)
+    report: dict = {"candidates": len(table), "plan_candidates": int((table["source"] == "plan").sum())}
+    result = {"table": table, "report": report, "changes": None}
+    if config.max_chunk_accuracy >= 1.0:
+        return released, result
+    choice = analysis.goal_choice(table, config)
+    row = table.loc[choice.index]
+    report["goal"] = {"release_id": choice.index, "sentence": describe_candidate(row),
+                      "reached": choice.line_reached, "message": choice.message,
+                      "plan": row["plan"]}  # fmt: skip
+    print(describe_candidate(row))
+    if row["source"] == "plan":
+        changes = changes_of(plans, choice.index)
+        result["changes"] = pd.DataFrame([c.to_dict() for c in changes])
+        return chunks_of(plans, choice.index), result
+    draw = outcome.sweep.draws_for(tuple(outcome.table.loc[choice.index, "categories"]))[0]
+    return apply_swaps(outcome.sweep.ctx.chunks, draw.run.records[: int(row["swaps"])]), result
 
 
 def cmd_config(args: argparse.Namespace) -> int:

@@ -62,7 +62,9 @@ def test_one_round_plan_gives_the_papers_dr(ctx):
     swapped = {cid for c in result.changes for cid in c.chunk_ids}
     hits = len(swapped & profile.sample_unique_ids)
     expected = 1 - hits / profile.s1 * min(profile.p_hat, 1.0) if hits else 1.0
-    assert plan_risk(ctx, plan, stage.swapped, 1e20, {}) == pytest.approx(expected, abs=1e-15)
+    assert plan_risk(ctx, plan, result.changes[: stage.n_changes], 1e20, {}) == pytest.approx(
+        expected, abs=1e-15
+    )
     assert hits > 0 and expected < 1
 
 
@@ -150,3 +152,20 @@ def test_scorer_accuracies_enter_the_rows(ctx):
     table = plan_candidates(ctx, grid, 1e20, scorer=Scorer()).table
     assert table["chunk_accuracy"].iloc[0] == pytest.approx(1 - table["chunks_changed"].iloc[0])
     assert all(isinstance(t, str) for call in calls for t in call.values())
+
+
+def test_review_replays_without_rejected_changes_and_updates_the_measures(ctx):
+    grid = PlanGrid(categories=(("Organization", "Location"),), rounds=2, terms=(False,),
+                    similarity_floor=-1.0)  # fmt: skip
+    cands = plan_candidates(ctx, grid, 1e20)
+    release_id = cands.table.index[-1]
+    result, stage = cands.stage(release_id)
+    assert cands.replay(release_id, frozenset()) == (result, stage)  # nothing rejected: same
+    target = result.changes[0]
+    again, again_stage = cands.replay(release_id, frozenset({target.key}))
+    assert target.key not in {c.key for c in again.changes[: again_stage.n_changes]}
+    after = cands.measures(again, again_stage)
+    before = cands.measures(result, stage)
+    assert before["dr"] == pytest.approx(cands.table.loc[release_id, "dr"])
+    assert before["words_unchanged"] == pytest.approx(cands.table.loc[release_id, "words_unchanged"])
+    assert after != before

@@ -119,11 +119,11 @@ class PlanCandidates:
             return again, PlanStage("nothing left", 0, 0, 0, {}, frozenset(), 0.0)
         return again, again.stages[min(index, len(again.stages) - 1)]
 
-    def measures(self, release_id: str, stage: PlanStage) -> dict:
+    def measures(self, result: PlanResult, stage: PlanStage) -> dict:
         """DU, DR, words unchanged, … (and accuracies with a scorer) of a (reviewed) stage."""
-        result, _ = self.stage(release_id)
         row = measure_row(self.ctx, stage.changed, self.scorer)
-        row["dr"] = plan_risk(self.ctx, result.plan, stage.swapped, self.population, {})
+        row["dr"] = plan_risk(self.ctx, result.plan, result.changes[: stage.n_changes],
+                              self.population, {})  # fmt: skip
         return row
 
 
@@ -132,13 +132,19 @@ def plan_seed(seed: int, k: int) -> list[int]:
     return [int(seed), 1000 + int(k)]
 
 
-def plan_risk(ctx, plan: Plan, swapped: frozenset[str], population: float, profiles: dict) -> float:
-    """DR of a plan stage (module docstring): J = the first round's entity categories."""
+def plan_risk(ctx, plan: Plan, changes: Sequence, population: float, profiles: dict) -> float:
+    """DR of a plan stage (module docstring): J = the first round's entity categories.
+
+    A chunk counts as swapped when a change exchanged one of its values of a category in J
+    (both chunks of the exchange); a term swap or a redaction alone leaves its z_J cell as it was.
+    """
     cats = plan.risk_categories
     if not cats:
         return 1.0
     if cats not in profiles:
         profiles[cats] = risk_mod.fit_risk(ctx.z, list(cats), population)
+    swapped = {cid for c in changes if c.kind != "redact" and any(d[0] in cats for d in c.detail)
+               for cid in c.chunk_ids}  # fmt: skip
     return risk_mod.disclosure_risk(profiles[cats], swapped)
 
 
@@ -191,7 +197,7 @@ def plan_candidates(
                 "swaps": sum(1 for c in result.changes[: stage.n_changes] if c.kind != "redact"),
                 "rounds": stage.round,
                 "description": plan.describe(),
-                "dr": plan_risk(ctx, plan, stage.swapped, population, profiles),
+                "dr": plan_risk(ctx, plan, result.changes[: stage.n_changes], population, profiles),
                 "plan": json.dumps(plan.to_dict(), sort_keys=True),
             }
             row.update(measure_row(ctx, stage.changed, scorer, total_words))

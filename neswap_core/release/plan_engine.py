@@ -15,7 +15,6 @@ import numpy as np
 
 from ..config import MASK_PLACEHOLDER
 from ..corpus import Chunk
-from ..errors import ConfigError
 from .plans import Change, OneVsMany, Plan, Redact, SwapRound, TermSwap, swap_change
 from .rewrite import swap_pair
 from .rounds import Floors, Leftover, exchange_one, round_codes, round_pairs
@@ -37,24 +36,24 @@ class PlanResources:
             self.terms[key] = fit_terms(self.base, min_z=step.min_z, top_k=step.top_k)
         return self.terms[key]
 
-    def redactor(self, method: str):
-        """The word scorer of a redaction method, fitted once on the pre-plan chunks."""
-        if method not in self.redactors:
+    def redactor(self, method: str, level: float):
+        """The word scorer of a redaction method, fitted once on the pre-plan chunks.
+
+        The smarter redactor does not depend on the level; the learned ranker is trained for
+        the level it will mask (paper 002), with the chunks' protected values as groups.
+        """
+        key = (method, None if method == "smarter" else float(level))
+        if key not in self.redactors:
             texts, labels = [c.text for c in self.base], [c.protected for c in self.base]
             if method == "smarter":
                 from .redaction import SmarterRedactor
 
-                self.redactors[method] = SmarterRedactor().fit(texts, labels)
+                self.redactors[key] = SmarterRedactor().fit(texts, labels)
             else:
-                try:
-                    from .ranker import fit_ranker
-                except ImportError as exc:
-                    raise ConfigError(
-                        "The learned ranker (release/ranker.py) is not in this build; use "
-                        "the 'smarter' redaction method."
-                    ) from exc
-                self.redactors[method] = fit_ranker(texts, labels)
-        return self.redactors[method]
+                from .ranker import LearnedRanker
+
+                self.redactors[key] = LearnedRanker(level=level).fit(texts, labels)
+        return self.redactors[key]
 
 
 @dataclass(frozen=True)
@@ -222,7 +221,7 @@ def _redact(state: _State, step_no: int, s: Redact, resources: PlanResources, re
     """
     from .redaction import apply_redactions, redact_chunks
 
-    _, records = redact_chunks(state.chunks, resources.redactor(s.method), s.level)
+    _, records = redact_chunks(state.chunks, resources.redactor(s.method, s.level), s.level)
     by_chunk: dict[str, list] = {}
     for record in records:
         by_chunk.setdefault(record.chunk_id, []).append(record)
