@@ -206,3 +206,22 @@ def test_terms_are_tagged_outside_entities_and_swapped_between_companies():
     assert result.changes and all(c.kind == "term" for c in result.changes)
     moved_into_a = [c for c in result.chunks if c.protected == "A" and "Advertising" in c.text]
     assert moved_into_a  # company B's vocabulary now reads in company A's chunks
+
+
+def test_later_rounds_never_hand_a_company_its_own_distinctive_term_back():
+    chunks, labels = [], []
+    for k in range(6):
+        for company, words in (("A", "Broadband subscribers"), ("B", "Advertising impressions"),
+                               ("C", "Cloud workloads"), ("D", "Retail stores")):  # fmt: skip
+            chunks.append(make_chunk(f"{company.lower()}#{k:04d}", company,
+                                     [("Organization", f"{company}org{k}")], filler=f"{words} rose"))  # fmt: skip
+            labels.append(0)
+    ctx = context(chunks, labels)
+    plan = Plan((TermSwap(min_z=1.0), SwapRound((TERM_CATEGORY,), rounds=4)))
+    result = apply_plan(ctx, plan, np.random.default_rng(0))
+    assert len({c.round for c in result.changes}) >= 2
+    own = {"A": ("broadband", "subscribers"), "B": ("advertising", "impressions"),
+           "C": ("cloud", "workloads"), "D": ("retail", "stores")}  # fmt: skip
+    for before, after in zip(chunks, result.chunks, strict=True):
+        if after.text != before.text:
+            assert not any(w in after.text.lower() for w in own[after.protected])

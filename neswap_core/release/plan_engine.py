@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..config import MASK_PLACEHOLDER
+from ..config import MASK_PLACEHOLDER, TERM_CATEGORY
 from ..corpus import Chunk
 from .plans import Change, OneVsMany, Plan, Redact, SwapRound, TermSwap, swap_change
 from .rewrite import swap_pair
@@ -98,12 +98,35 @@ class _State:
     changes: list[Change] = field(default_factory=list)
     leftovers: list[Leftover] = field(default_factory=list)
     rounds: int = 0
+    origins: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+
+    def note_origins(self) -> None:
+        """Remember which protected values held each (category, value) before any exchange.
+
+        Only distinctive terms are tracked (compared case-insensitively): a term belongs to one
+        company, so a later round must not hand it back to that company's chunks. Entity values
+        are often shared by several companies ("U.S."), so they are not restricted.
+        """
+        for chunk in self.chunks:
+            for span in chunk.entities:
+                if span.category == TERM_CATEGORY:
+                    self.origins.setdefault(_origin_key(span.category, span.text), set()).add(
+                        chunk.protected
+                    )
 
     def put(self, position: int, chunk: Chunk, swap: bool = True) -> None:
         self.chunks[position] = chunk
         self.changed[position] = chunk
         if swap:
             self.swapped.add(position)
+
+    def returns(self, chunk: Chunk, category: str, value: str) -> bool:
+        """True when ``value`` would come back to a chunk of a company that held it originally."""
+        return chunk.protected in self.origins.get(_origin_key(category, value), ())
+
+
+def _origin_key(category: str, value: str) -> tuple[str, str]:
+    return (category, value.lower() if category == TERM_CATEGORY else value)
 
 
 def _stage(state: _State, label: str, step: int, coverage: float, message: str = "") -> PlanStage:
@@ -130,6 +153,9 @@ def _one_round(ctx, state: _State, step_no: int, s: SwapRound, rng, rejected, rh
         new_a, new_b, exchanges = swap_pair(a, b, s.categories)
         if not any(ex.pairs for ex in exchanges):
             continue  # nothing can move without duplicating a value: not a swap
+        if any(state.returns(a, ex.category, vb) or state.returns(b, ex.category, va)
+               for ex in exchanges for va, vb in ex.pairs):  # fmt: skip
+            continue  # a later round must not give a company its own values back
         state.used.add((i, j))
         change = swap_change(step_no, state.rounds + 1, a, b, exchanges)
         if change.key in rejected:
@@ -191,7 +217,9 @@ def _one_vs_many(ctx, state: _State, step_no: int, s: OneVsMany, rng, rejected) 
                 continue
             values = other.values(left.category)
             give = next((v for v in values if v not in own), None)
-            if give is not None and left.value not in values:
+            if give is not None and left.value not in values and not (
+                state.returns(a, left.category, give) or state.returns(other, left.category, left.value)
+            ):
                 options.append((c, give))
         if not options:
             continue
@@ -247,12 +275,14 @@ def run_plan(ctx, plan: Plan, rng: np.random.Generator, rejected: frozenset[str]
     """Apply every step of ``plan`` to ``ctx.chunks``; see the module docstrings."""
     resources = resources or PlanResources(ctx.chunks)
     state = _State(list(ctx.chunks))
+    state.note_origins()
     stages: list[PlanStage] = []
     for n, step in enumerate(plan.steps, start=1):
         if isinstance(step, TermSwap):
             from .terms import tag_terms
 
             state.chunks = tag_terms(state.chunks, resources.term_model(step).terms_)
+            state.note_origins()
         elif isinstance(step, SwapRound):
             _swap_rounds(ctx, state, n, step, rng, rejected, stages)
         elif isinstance(step, OneVsMany):
