@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -31,7 +32,7 @@ from . import risk as risk_mod
 from .frontier import TradeOffChoice, choose_release
 from .measures import ReleaseMeasures, release_measures
 from .plan_engine import PlanResources, PlanResult, PlanStage
-from .plans import Plan, apply_plan, default_plan
+from .plans import Plan, apply_plan, default_plan, step_to_dict
 
 Progress = Callable[[float, str], None]
 RISK_AXES = ("chunk_accuracy", "document_accuracy", "dr")
@@ -112,8 +113,8 @@ class PlanCandidates:
         result, stage = self.stage(release_id)
         if not rejected & {c.key for c in result.changes[: stage.n_changes]}:
             return result, stage
-        k, index = int(self.table.loc[release_id, "plan_index"]), int(self.table.loc[release_id, "stage_index"])
-        again = apply_plan(self.ctx, result.plan, np.random.default_rng(plan_seed(self.seed, k)),
+        index = int(self.table.loc[release_id, "stage_index"])
+        again = apply_plan(self.ctx, result.plan, np.random.default_rng(plan_seed(self.seed, result.plan)),
                            frozenset(rejected), self.resources)  # fmt: skip
         if not again.stages:
             return again, PlanStage("nothing left", 0, 0, 0, {}, frozenset(), 0.0)
@@ -127,9 +128,14 @@ class PlanCandidates:
         return row
 
 
-def plan_seed(seed: int, k: int) -> list[int]:
-    """The random seed of plan k of a grid (the same for a replay after review)."""
-    return [int(seed), 1000 + int(k)]
+def plan_seed(seed: int, plan: Plan) -> list[int]:
+    """The random seed of a plan: the run's seed and a checksum of its steps before redaction.
+
+    Plans that differ only in their redaction level draw the same swaps, so their swap stages
+    are the same text (embedded once, through the cache); a replay after review uses it too.
+    """
+    swap_part = [step_to_dict(s) for s in plan.steps if s.kind != "redact"]
+    return [int(seed), zlib.crc32(json.dumps(swap_part, sort_keys=True).encode())]
 
 
 def plan_risk(ctx, plan: Plan, changes: Sequence, population: float, profiles: dict) -> float:
@@ -181,7 +187,7 @@ def plan_candidates(
     for k, plan in enumerate(plans):
         if progress:
             progress(k / len(plans), plan.describe())
-        result = apply_plan(ctx, plan, np.random.default_rng(plan_seed(grid.seed, k)), rejected,
+        result = apply_plan(ctx, plan, np.random.default_rng(plan_seed(grid.seed, plan)), rejected,
                             resources)  # fmt: skip
         results.append(result)
         redacts = any(s.kind == "redact" for s in plan.steps)
