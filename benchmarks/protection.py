@@ -135,10 +135,10 @@ def adaptive_accuracy(ctx, plans, release_id, reading, prepared, scorer, embedde
     chosen plan is applied to it with its own seed; the attacker learns from the result.
     """
     import numpy as np
+
     from neswap_core.check.attack import TextAttacker
     from neswap_core.check.measures import ReleaseScorer
     from neswap_core.check.reading import reading_units, sentences_per_chunk
-
     from neswap_core.corpus import Chunk, chunk_id
     from neswap_core.pipeline import tag_entities
     from neswap_core.release.plans import apply_plan

@@ -325,7 +325,10 @@ def cmd_release(args: argparse.Namespace) -> int:
     run.records = tuple(outcome.chosen_records())
     released = apply_swaps(outcome.sweep.ctx.chunks, run.records)
     if config.plan_rounds > 0:
-        released, run.plans = _plan_release(outcome, config, released)
+        from .check.candidates import primary_name
+
+        scorer = outcome.scorers.get(primary_name(outcome.scorers)) if outcome.scorers else None
+        released, run.plans = _plan_release(outcome, config, released, scorer)
     bundle = build_bundle(
         prepared.raw, prepared.clean.corpus, released, seed=config.bundle_seed,
         shuffle_chunks=config.shuffle_chunks, publishable_columns=config.publishable_columns,
