@@ -353,11 +353,23 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from .check.evaluate import evaluate_release
 
     result = evaluate_release(args.release, args.corpus)
+    if args.llm:
+        from .check.llm import LLMAttacker, LLMSettings
+
+        settings = LLMSettings.from_env(
+            url=args.llm_url, model=args.llm_model, cache_path=args.llm_cache
+        )
+        attacker = LLMAttacker(settings, result.candidates, confirm=args.confirm_llm)
+        llm = result.add_llm(attacker)
+        print(f"llm attacker ({settings.model}): changed chunks {llm['changed_pre_top1']} -> "
+              f"{llm['changed_post_top1']}, document accuracy {llm.get('document_accuracy')}")
     out = Path(args.out) if args.out else Path(args.release) / "key"
     out.mkdir(parents=True, exist_ok=True)
     (out / "attack.json").write_bytes(_json_bytes(result.summary))
     (out / "attack.csv").write_bytes(_csv_bytes(result.table))
     for name, entry in result.summary["attackers"].items():
+        if "pre_release" not in entry:
+            continue  # the LLM's figures were printed above
         pre, post = entry["pre_release"], entry["release"]
         print(
             f"{name} attacker: chunk accuracy {pre['chunk_top1']:.3f} -> {post['chunk_top1']:.3f}, "
@@ -442,6 +454,13 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--release", required=True, help="folder written by `release` (released/, key/)")
     e.add_argument("--corpus", help="the corpus it was made from (default: key/config.toml's)")
     e.add_argument("--out", help="where to write attack.json/attack.csv (default: RELEASE/key)")
+    e.add_argument("--llm", action="store_true",
+                   help="also ask an OpenAI-compatible endpoint (NESWAP_LLM_URL/_MODEL/_API_KEY)")
+    e.add_argument("--llm-url", help="endpoint URL (overrides NESWAP_LLM_URL)")
+    e.add_argument("--llm-model", help="model name (overrides NESWAP_LLM_MODEL)")
+    e.add_argument("--llm-cache", help="JSON-lines answer cache (default: .neswap-cache/llm/)")
+    e.add_argument("--confirm-llm", action="store_true",
+                   help="confirm that the released text may be sent to that endpoint")
     e.set_defaults(func=cmd_evaluate)
     c = sub.add_parser("config", help="print the default run configuration as TOML")
     c.set_defaults(func=cmd_config)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pandas as pd
@@ -13,6 +15,8 @@ from neswap_core.check.reading import reading_units, sentence_windows, sentences
 from neswap_core.cli import main
 from neswap_core.corpus import Chunk
 from neswap_core.text.loading import load_attacker, load_corpus
+
+from .test_llm_attacker import _Fake
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -109,13 +113,26 @@ def test_release_writes_attack_files_and_evaluate_reproduces_them(
     assert release["n_changed"] > 0 and release["chance"] == pytest.approx(0.1)
     # evaluate the written folder: the same figures, from released/ and key/ only
     capsys.readouterr()
-    assert main(["evaluate", "--release", str(out), "--out", str(tmp_path / "eval")]) == 0
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Fake)
+    server.requests, server.auth, server.fail, server.fail_code = [], [], set(), 429
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    host, port = server.server_address
+    try:
+        assert main(["evaluate", "--release", str(out), "--out", str(tmp_path / "eval"), "--llm",
+                     "--llm-url", f"http://{host}:{port}/v1", "--llm-model", "fake",
+                     "--llm-cache", str(tmp_path / "llm.jsonl"), "--confirm-llm"]) == 0  # fmt: skip
+    finally:
+        server.shutdown()
+        server.server_close()
     again = json.loads((tmp_path / "eval" / "attack.json").read_text())
     for name in ("reading", "in-corpus"):
         a, b = summary["attackers"][name], again["attackers"][name]
         for part in ("pre_release", "release"):
             for key_ in ("chunk_top1", "document_accuracy", "n_changed", "changed_post_top1"):
                 assert a[part][key_] == pytest.approx(b[part][key_]), (name, part, key_)
+    llm = again["attackers"]["llm"]
+    assert llm["n_changed"] == release["n_changed"] and llm["n_documents"] == 10
+    assert len(server.requests) == llm["requests_sent"] <= 2 * llm["n_changed"] + 10
     assert "reading attacker: chunk accuracy" in capsys.readouterr().out
 
 

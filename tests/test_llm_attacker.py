@@ -126,3 +126,20 @@ def test_match_answer_is_case_and_punctuation_insensitive():
     assert match_answer("NYSE: GLBX", CANDIDATES) == "Globex Inc"
     assert match_answer("Globex Inc.", CANDIDATES) == "Globex Inc"
     assert match_answer("IBM", CANDIDATES) is None
+
+
+def test_release_measures_send_only_changed_chunks_and_documents(server, tmp_path):
+    from neswap_core.check.llm import llm_release_measures
+
+    attacker = LLMAttacker(
+        _settings(server, tmp_path), CANDIDATES, confirm=True, sleep=lambda s: None
+    )
+    pre = ["We sold anvils.", "Our reactors ran.", "Anvils again.", "A quiet quarter."]
+    labels = ["Acme Corporation", "Globex Inc", "Acme Corporation", "Globex Inc"]
+    changed = {0: "We sold reactors.", 1: "Our reactors ran."}  # position 1 is unchanged
+    docs = {"a": ("anvils and more anvils", "Acme Corporation"), "g": ("quiet", "Globex Inc")}
+    m = llm_release_measures(attacker, pre, changed, labels, docs)
+    assert m["n_changed"] == 1 and m["changed_pre_top1"] == 1.0 and m["changed_post_top1"] == 0.0
+    assert m["table"] == [[0, 1], [0, 0]] and m["mcnemar_p"] == 1.0
+    assert m["document_accuracy"] == 0.5 and m["n_documents"] == 2
+    assert len(server.requests) == 4  # 1 pre + 1 post chunk + 2 documents

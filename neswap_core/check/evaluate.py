@@ -11,7 +11,7 @@ the corpus has an ``attacker/`` folder, the in-corpus attacker always.
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -32,6 +32,21 @@ class Evaluation:
     summary: dict
     table: pd.DataFrame
     scorers: dict[str, ReleaseScorer]
+    pre_texts: list[str] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    changed: dict[int, str] = field(default_factory=dict)
+    documents: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (released, company)
+    candidates: dict[str, tuple[str, ...]] = field(default_factory=dict)  # company -> aliases
+
+    def add_llm(self, attacker) -> dict:
+        """Measure the release with an LLM attacker (check/llm.py) and add it to the summary."""
+        from .llm import llm_release_measures
+
+        result = llm_release_measures(
+            attacker, self.pre_texts, self.changed, self.labels, self.documents
+        )
+        self.summary["attackers"]["llm"] = result
+        return result
 
 
 def fit_reading(corpus_path: str | Path, chunks: list[Chunk], corpus, protect: str):
@@ -93,4 +108,20 @@ def evaluate_release(release: str | Path, corpus_path: str | Path | None = None)
     scorers = build_scorers(pre, reading, random_state=config.seed)
     summary, table = attack_report(scorers, changed, [c.chunk_id for c in pre])
     summary.update(release=str(release), corpus=corpus_path, **reading_notes(reading, pre))
-    return Evaluation(summary, table, scorers)
+    clean = prepared.clean.corpus
+    companies = {d.doc_id: clean.protected_value(d) for d in clean.documents}
+    candidates: dict[str, tuple[str, ...]] = {}
+    for d in clean.documents:
+        candidates[companies[d.doc_id]] = tuple(
+            dict.fromkeys([*candidates.get(companies[d.doc_id], ()), *d.aliases])
+        )
+    return Evaluation(
+        summary,
+        table,
+        scorers,
+        [c.text for c in pre],
+        [c.protected for c in pre],
+        changed,
+        {doc: (text, companies[doc]) for doc, text in released.items()},
+        candidates,
+    )

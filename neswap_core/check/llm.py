@@ -138,7 +138,9 @@ class LLMAttacker:
         self.cache[key] = answer
         self.cache_path.parent.mkdir(parents=True, exist_ok=True)
         with self.cache_path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"key": key, "model": self.settings.model, "answer": answer}) + "\n")
+            fh.write(
+                json.dumps({"key": key, "model": self.settings.model, "answer": answer}) + "\n"
+            )
 
     def _wait_turn(self) -> None:
         interval = 60.0 / self.settings.requests_per_minute
@@ -201,3 +203,39 @@ def llm_accuracy(attacker: LLMAttacker, texts: Sequence[str], labels: Sequence[s
         return float("nan")
     guesses = attacker.predict(texts)
     return sum(g == y for g, y in zip(guesses, labels, strict=True)) / len(texts)
+
+
+def llm_release_measures(
+    attacker: LLMAttacker,
+    pre_texts: Sequence[str],
+    changed: Mapping[int, str],
+    labels: Sequence[str],
+    documents: Mapping[str, tuple[str, str]] | None = None,
+) -> dict:
+    """The LLM's Table 2/3 on the changed chunks (pre vs post, 2×2 table, exact McNemar) and,
+    given ``documents`` (doc id → (released text, company)), its document accuracy: the paper's
+    reading of whole transcripts. Only changed chunks and documents are sent."""
+    import numpy as np
+
+    from .measures import mcnemar_exact
+
+    positions = sorted(p for p, t in changed.items() if t != pre_texts[p])
+    truth = [labels[p] for p in positions]
+    pre = attacker.predict([pre_texts[p] for p in positions])
+    post = attacker.predict([changed[p] for p in positions])
+    pre_ok = np.array([g == y for g, y in zip(pre, truth, strict=True)], dtype=bool)
+    post_ok = np.array([g == y for g, y in zip(post, truth, strict=True)], dtype=bool)
+    table = np.array([[np.sum(pre_ok & post_ok), np.sum(pre_ok & ~post_ok)],
+                      [np.sum(~pre_ok & post_ok), np.sum(~pre_ok & ~post_ok)]])  # fmt: skip
+    out = {
+        "attacker": "llm", "model": attacker.settings.model, "n_changed": len(positions),
+        "changed_pre_top1": float(pre_ok.mean()) if positions else None,
+        "changed_post_top1": float(post_ok.mean()) if positions else None,
+        "table": table.tolist(), "mcnemar_p": mcnemar_exact(table),
+    }  # fmt: skip
+    if documents:
+        texts = [t for t, _ in documents.values()]
+        out["document_accuracy"] = llm_accuracy(attacker, texts, [c for _, c in documents.values()])
+        out["n_documents"] = len(documents)
+    out["requests_sent"] = attacker.requests_sent
+    return out
