@@ -28,7 +28,7 @@ pytestmark = [
 
 def _pipeline():
     return make_pipeline(
-        TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=2),
+        TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=3),
         LogisticRegression(C=10.0, max_iter=2000),
     )
 
