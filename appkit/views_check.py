@@ -134,3 +134,178 @@ def divergence_figure(pair: AuditPair, document: str) -> go.Figure:
         yaxis={"title": "Rényi divergence D̂_α (nats): this document vs all others"},
     )
     return fig
+
+
+# --- the attacker (SPEC §8) -------------------------------------------------------------------------------
+READING, IN_CORPUS = "reading", "in-corpus"
+ATTACKER_NOTES = {
+    READING: ("An **outside reader**: trained on other texts of the same companies (the corpus's "
+              "attacker reading), with names suppressed the same way, so it reads only what the "
+              "text itself gives away."),
+    IN_CORPUS: ("The **in-corpus attacker**: there is no attacker reading for this corpus, so each "
+                "passage is scored by a model trained on the rest of this corpus, other passages "
+                "of the same document included. It is **stronger than an outside reader**: read "
+                "its figures as the pessimistic end."),
+}
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _reading(source: str, protect: str):
+    """The sample's attacker reading (its ``attacker/`` folder), or None."""
+    from neswap_core.text.loading import load_attacker
+
+    from .pipeline import SAMPLE_DIR
+
+    return load_attacker(SAMPLE_DIR, protect=protect) if source == "sample" else None
+
+
+@st.cache_resource(show_spinner="Training the attacker (once per corpus and roles)…", max_entries=4)
+def _scorer(key: str, kind: str, _chunks, _reading, _corpus):
+    from neswap_core.check.attack import CrossFittedAttacker
+    from neswap_core.check.measures import ReleaseScorer
+
+    texts = [c.text for c in _chunks]
+    labels = [c.protected for c in _chunks]
+    doc_ids = [c.doc_id for c in _chunks]
+    if kind == READING:
+        from neswap_core.check.reading import reading_attacker
+
+        attacker = reading_attacker(_reading, _chunks, _corpus)
+    else:
+        attacker = CrossFittedAttacker().fit(texts, labels, doc_ids)
+    return ReleaseScorer(attacker, texts, labels, doc_ids, name=f"{kind} attacker")
+
+
+@dataclass(frozen=True)
+class Attack:
+    """The trained attacker's scorer for the pre-swap data, and which attacker it is."""
+
+    scorer: object  # neswap_core.check.measures.ReleaseScorer
+    kind: str
+    key: str
+
+    @property
+    def note(self) -> str:
+        return ATTACKER_NOTES[self.kind]
+
+    @property
+    def reader(self) -> str:
+        """Who names the company, for plain sentences."""
+        return "An outside reader" if self.kind == READING else "The in-corpus attacker (stronger than an outside reader)"
+
+
+def attack(stage) -> Attack:
+    """The reading attacker when the corpus has a reading, else the in-corpus attacker (cached)."""
+    chunks, _ = stage.pre_swap()
+    reading = _reading(stage.source, stage.protect)
+    kind = READING if reading is not None else IN_CORPUS
+    key = digest([stage.roles_key, kind])
+    return Attack(_scorer(key, kind, chunks, reading, stage.corpus()), kind, key)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _measures(key: str, changes: str, _scorer, _changed: dict[int, str]):
+    return _scorer.score(_changed)
+
+
+def measures(att: Attack, changed: dict[int, str]):
+    """(before, after) AttackMeasures of a release (re-scores only the changed chunks)."""
+    return (_measures(att.key, "", att.scorer, {}),
+            _measures(att.key, changes_key(changed), att.scorer, changed))
+
+
+def pct(value: float) -> str:
+    return "—" if value is None or not np.isfinite(value) else f"{100 * value:.0f} %"
+
+
+def accuracy_sentence(att: Attack, before, after) -> str:
+    """E.g. "An outside reader names the company of 76 % of passages before this release and 75 % after"."""
+    return (f"{att.reader} names the company of {pct(before.chunk_top1)} of passages before this "
+            f"release and {pct(after.chunk_top1)} after, and of {pct(before.document_accuracy)} "
+            f"of whole documents before and {pct(after.document_accuracy)} after (chance: "
+            f"{pct(after.chance)}).")
+
+
+def accuracy_table(before, after) -> pd.DataFrame:
+    """The paper's Table 2 (changed passages, pre vs post) with the corpus-wide and document rows."""
+    n_docs = after.n_documents
+    rows = [
+        (f"changed passages ({after.n_changed}), top-1", after.changed_pre_top1, after.changed_post_top1),
+        (f"changed passages ({after.n_changed}), top-5", after.changed_pre_top5, after.changed_post_top5),
+        (f"all passages ({after.n_chunks}), top-1", before.chunk_top1, after.chunk_top1),
+        (f"all passages ({after.n_chunks}), top-5", before.chunk_top5, after.chunk_top5),
+        (f"whole documents ({n_docs})", before.document_accuracy, after.document_accuracy),
+    ]
+    return pd.DataFrame([{"accuracy of the attacker on": name, "before the release": pct(b),
+                          "after the release": pct(a), "chance": pct(after.chance)}
+                         for name, b, a in rows])
+
+
+def mcnemar_table(after) -> pd.DataFrame:
+    """The paper's Table 3: changed passages named correctly before × after."""
+    t = after.table
+    return pd.DataFrame({"after: named": [int(t[0, 0]), int(t[1, 0])],
+                         "after: not named": [int(t[0, 1]), int(t[1, 1])]},
+                        index=["before: named", "before: not named"])
+
+
+def mcnemar_sentence(after) -> str:
+    t = after.table
+    return (f"Exact McNemar test on the {int(t[0, 1] + t[1, 0])} changed passages whose outcome "
+            f"changed ({int(t[0, 1])} no longer named, {int(t[1, 0])} newly named): "
+            f"p = {after.mcnemar_p:.3g}. A small p (below 0.05) means the release really changed "
+            "what the attacker gets right.")
+
+
+def todo_list(after) -> pd.DataFrame:
+    """Documents the attacker still names, the surest first: the analyst's to-do list."""
+    docs = after.documents
+    named = docs[docs["named"]].sort_values("margin", ascending=False)
+    return named[["doc_id", "company", "margin", "n_chunks", "n_changed"]].rename(columns={
+        "doc_id": "document", "margin": "margin (log-odds over the next company)",
+        "n_chunks": "passages", "n_changed": "changed by the release"})
+
+
+def document_evidence(att: Attack, release_chunks: list, doc_id: str,
+                      top_chunks: int = 5, top_words: int = 12) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The released passages of a document that gave its company away, and the words that weighed most."""
+    positions = np.array([i for i, c in enumerate(release_chunks) if c.doc_id == doc_id], dtype=np.int64)
+    if positions.size == 0:
+        return pd.DataFrame(), pd.DataFrame()
+    texts = [release_chunks[i].text for i in positions]
+    label = release_chunks[positions[0]].protected
+    scorer = att.scorer
+    log_p = scorer.attacker.log_proba_at(positions, texts)
+    classes = list(scorer.classes_)
+    true = log_p[:, classes.index(label)] if label in classes else np.full(len(texts), -np.inf)
+    order = np.argsort(-true)[:top_chunks]
+    chunks = pd.DataFrame({
+        "passage": [release_chunks[positions[i]].chunk_id for i in order],
+        "probability of the true company": np.exp(true[order]),
+        "attacker's first guess": [classes[int(log_p[i].argmax())] for i in order],
+        "text": [texts[i] for i in order],
+    })
+    if att.kind == IN_CORPUS:
+        weights = scorer.attacker.term_weights(texts, label, positions)
+    else:
+        weights = scorer.attacker.term_weights(texts, label)
+    words = weights.head(top_words).rename("weight").rename_axis("word or phrase").reset_index()
+    return chunks, words
+
+
+# --- the frontier's measured axes -------------------------------------------------------------------------
+@st.cache_data(show_spinner="Measuring the attacker's accuracy on every candidate release…", max_entries=16)
+def _measured_columns(key: str, population: float, _sweep, _table, _scorer) -> pd.DataFrame:
+    from neswap_core.release.candidates import paper_rows
+
+    rows = paper_rows(_sweep, _table, _scorer)
+    return rows[["chunk_accuracy", "document_accuracy"]]
+
+
+def measured_table(stage, att: Attack, table: pd.DataFrame, population: float) -> pd.DataFrame:
+    """The release table with the measured chunk and document accuracy of every release (draw 0)."""
+    if len(table) == 0:
+        return table
+    measured = _measured_columns(digest([stage.sweep_key, att.key]), float(population),
+                                 stage.sweep(), table, att.scorer)
+    return table.join(measured, how="left")

@@ -41,6 +41,7 @@ POPULATION_LABELS: dict[str, float] = {population_label(n): n for n in PAPER_POP
 RELEASE_COLUMNS = {
     "release_id": "release", "swaps": "swaps t", "swap_rate": "swap rate r", "du": "DU",
     "du_sd": "DU s.d.", "dr": "DR", "dr_sd": "DR s.d.", "draws": "draws", "p_hat": "p̂",
+    "chunk_accuracy": "chunk accuracy", "document_accuracy": "document accuracy",
 }
 
 
@@ -91,7 +92,7 @@ def combination_colors(combinations: Sequence[str]) -> dict[str, str]:
 #: measured accuracies are there when the release table carries them (``measured_table``).
 RISK_AXES: dict[str, tuple[str, str]] = {
     "dr": ("risk DR  (1 = no protection; lower is safer ↓)", "DR"),
-    "chunk_top1": ("measured chunk accuracy: share of passages whose company the attacker "
+    "chunk_accuracy": ("measured chunk accuracy: share of passages whose company the attacker "
                    "names (lower is safer ↓)", "chunk accuracy"),
     "document_accuracy": ("measured document accuracy: share of documents whose company the "
                           "attacker names (lower is safer ↓)", "document accuracy"),

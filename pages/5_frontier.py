@@ -4,6 +4,7 @@ the Pitman risk model per combination and the hyperparameter grid (SPEC §5, §7
 import numpy as np
 import streamlit as st
 
+from appkit import views_check as vc
 from appkit import views_frontier as vf
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
@@ -107,8 +108,31 @@ st.caption("Trade-off line **DR = c + a·DU**: releases on or below it are accep
 
 line_pick = choose_release(table, a, c)
 chosen_id, _ = vr.pick_release(table, s.get("chosen_release"), a, c)
-st.plotly_chart(vf.frontier_figure(table, chosen_id, a, c, line_pick=line_pick.index),
+
+# --- measured protection: the attacker's accuracy as a risk axis (SPEC §8) ------------------------------
+attack = None
+with user_errors(stop=False):
+    attack = vc.attack(stage)
+    table = vc.measured_table(stage, attack, table, population)
+axes = vf.risk_axes(table)
+risk = st.radio("Risk shown on the chart", axes, key="frontier_risk", horizontal=True,
+                format_func=lambda k: vf.RISK_AXES[k][1],
+                help="DR is the paper's model-based risk; the measured accuracies are what an "
+                "attacker actually gets right on each release (draw 0). The trade-off line is "
+                "drawn in DR units, so it shows with DR only.")
+st.plotly_chart(vf.frontier_figure(table, chosen_id, a, c, line_pick=line_pick.index, risk=risk),
                 width="stretch", config={"displaylogo": False}, key="frontier_chart")
+if attack is not None and chosen_id is not None:
+    with user_errors(stop=False):
+        chosen_release = vr.reviewed_release(sweep, stage.sweep_key, table, chosen_id, ws.decisions,
+                                             population)
+        before, after = vc.measures(attack, vc.changed_chunks(chosen_release))
+        st.markdown(vc.accuracy_sentence(attack, before, after))
+        st.caption(("Outside reader: trained on other texts of the same companies. "
+                    if attack.kind == vc.READING else
+                    "No attacker reading for this corpus: the in-corpus attacker is used, which has "
+                    "read the rest of each document and so is stronger than an outside reader. ")
+                   + "See **7 · Check** for the details.")
 
 # --- the chosen release -----------------------------------------------------------------------------
 sentence = vf.choice_sentence(table, line_pick.index)

@@ -40,6 +40,58 @@ st.success(f"**Release checked:** {vf.choice_sentence(table, chosen_id)}  \n"
            f"{len(release.accepted_positions)} of {len(release.records)} pairs kept after your "
            f"review; {len(changed)} of {len(release.sweep.ctx.chunks)} passages changed.")
 
+# --- the re-identification attack (SPEC §8) -------------------------------------------------------------
+st.subheader("Re-identification attack: can the company still be named?")
+with user_errors(stop=False):
+    att = vc.attack(stage)
+    before, after = vc.measures(att, changed)
+    st.markdown(att.note)
+    st.info(vc.accuracy_sentence(att, before, after))
+    cols = st.columns(4)
+    cols[0].metric("Passages named", vc.pct(after.chunk_top1),
+                   delta=f"{100 * (after.chunk_top1 - before.chunk_top1):+.1f} points", delta_color="inverse")
+    cols[1].metric("Changed passages named", vc.pct(after.changed_post_top1),
+                   delta=(f"{100 * (after.changed_post_top1 - after.changed_pre_top1):+.1f} points"
+                          if after.n_changed else None), delta_color="inverse")
+    cols[2].metric("Documents named", f"{after.documents_named} of {after.n_documents}",
+                   delta=f"{after.documents_named - before.documents_named:+d}", delta_color="inverse")
+    cols[3].metric("McNemar p", f"{after.mcnemar_p:.3g}")
+    left, right = st.columns([3, 2])
+    with left:
+        st.markdown("**Accuracy before and after the release** (the paper's Table 2)")
+        st.dataframe(vc.accuracy_table(before, after), hide_index=True, width="stretch")
+    with right:
+        st.markdown("**Changed passages, before × after** (the paper's Table 3)")
+        st.dataframe(vc.mcnemar_table(after), width="stretch")
+        st.caption(vc.mcnemar_sentence(after))
+
+    st.subheader("To do: documents the attacker still names")
+    todo = vc.todo_list(after)
+    if len(todo) == 0:
+        st.success("After this release the attacker names none of the documents.")
+    else:
+        st.markdown(f"Reading all released passages of a document, the attacker still names "
+                    f"**{len(todo)} of {after.n_documents}** documents. The surest first; pick one "
+                    "to see the passages that gave it away and the words that weighed most.")
+        st.dataframe(todo, hide_index=True, width="stretch",
+                     column_config={todo.columns[2]: st.column_config.NumberColumn(format="%.1f")})
+        doc_id = st.selectbox("Document to inspect", todo["document"].tolist(), key="check_todo_document")
+        passages, words = vc.document_evidence(att, release.released_chunks(), doc_id)
+        left, right = st.columns([3, 1])
+        with left:
+            st.markdown("**Passages that gave it away** (released text, most telling first)")
+            st.dataframe(passages, hide_index=True, width="stretch", column_config={
+                "probability of the true company": st.column_config.ProgressColumn(
+                    format="%.2f", min_value=0.0, max_value=1.0),
+                "text": st.column_config.TextColumn(width="large")})
+        with right:
+            st.markdown("**Words that weighed most**")
+            st.dataframe(words, hide_index=True, width="stretch",
+                         column_config={"weight": st.column_config.NumberColumn(format="%.2f")})
+        st.caption("Weight: over the document's released passages, the sum of each term's tf-idf "
+                   "times the attacker's coefficient for the true company. Candidates for a "
+                   "term swap or redaction on **4 · Swaps**.")
+
 # --- the divergence audit ------------------------------------------------------------------------------
 st.subheader("Divergence audit: how far is each document from the rest?")
 st.markdown(

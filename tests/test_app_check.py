@@ -7,8 +7,11 @@ re-embedded), not read back from the page.
 
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -95,3 +98,82 @@ def test_choosing_another_document_redraws_without_recomputing(workspace, monkey
     box.set_value(box.options[-1]).run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.get("plotly_chart")
+
+
+# --- the attacker on the Check page and the frontier -----------------------------------------------------
+def trace_values(values) -> np.ndarray:
+    """A plotly trace's numbers, whether a list or a typed array ({"dtype", "bdata"})."""
+    if isinstance(values, dict):
+        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=np.dtype(values["dtype"]))
+    return np.asarray(values, dtype=float)
+
+
+def sample_attack(ws: Workspace):
+    """The attacker the pages used, rebuilt with the library (the sample has no attacker reading)."""
+    from neswap_core.check.attack import CrossFittedAttacker
+    from neswap_core.check.measures import ReleaseScorer
+
+    stage, release = chosen_release(ws)
+    chunks, _ = stage.pre_swap()
+    texts, labels, ids = [c.text for c in chunks], [c.protected for c in chunks], [c.doc_id for c in chunks]
+    scorer = ReleaseScorer(CrossFittedAttacker().fit(texts, labels, ids), texts, labels, ids)
+    return stage, release, scorer
+
+
+def test_check_page_shows_tables_2_and_3_and_the_to_do_list(workspace):
+    from scipy.stats import binomtest
+
+    from appkit.views_check import changed_chunks
+
+    at = run_page("7_check")
+    _, release, scorer = sample_attack(workspace)
+    after = scorer.score(changed_chunks(release))
+    before = scorer.pre_release()
+    assert any("in-corpus attacker" in m.value and "stronger than an outside reader" in m.value
+               for m in at.markdown)
+    sentence = next(i.value for i in at.info if "names the company of" in i.value)
+    assert f"{100 * before.chunk_top1:.0f} % of passages before" in sentence
+    assert f"and {100 * after.chunk_top1:.0f} % after" in sentence
+    table2 = next(d.value for d in at.dataframe if "before the release" in d.value.columns)
+    assert len(table2) == 5 and table2["chance"].iloc[0] == f"{100 / 10:.0f} %"
+    table3 = next(d.value for d in at.dataframe if "after: named" in d.value.columns)
+    assert int(table3.to_numpy().sum()) == after.n_changed
+    b, c = int(table3.iloc[0, 1]), int(table3.iloc[1, 0])
+    p = 1.0 if b + c == 0 else binomtest(b, b + c, 0.5).pvalue  # exact McNemar from the 2×2
+    assert metric(at, "McNemar p") == pytest.approx(p, rel=1e-2)
+    assert next(m.value for m in at.metric if m.label == "Documents named") == \
+        f"{after.documents_named} of {after.n_documents}"
+    if after.documents_named:
+        todo = next(d.value for d in at.dataframe if "changed by the release" in d.value.columns)
+        assert set(todo["document"]) == set(after.named_documents)
+        box = at.selectbox(key="check_todo_document")
+        box.set_value(box.options[-1]).run()
+        assert not at.exception, [e.value for e in at.exception]
+        passages = next(d.value for d in at.dataframe if "probability of the true company" in d.value.columns)
+        assert passages["probability of the true company"].is_monotonic_decreasing
+        words = next(d.value for d in at.dataframe if "word or phrase" in d.value.columns)
+        assert len(words) > 0 and words["weight"].is_monotonic_decreasing
+
+
+def test_frontier_offers_the_measured_accuracies_as_risk_axes(workspace):
+    at = run_page("5_frontier")
+    radio = at.radio(key="frontier_risk")
+    assert list(radio.options) == ["DR", "chunk accuracy", "document accuracy"]
+    sentence = next(m.value for m in at.markdown if "names the company of" in m.value)
+    assert sentence.startswith("The in-corpus attacker (stronger than an outside reader)")
+    radio.set_value("chunk_accuracy").run()
+    assert not at.exception, [e.value for e in at.exception]
+    chart = at.get("plotly_chart")[0].proto.spec
+    assert "measured chunk accuracy" in chart
+    # The chart's points are the library's measured accuracies of every release (draw 0).
+    from neswap_core.release.candidates import paper_rows
+
+    stage, _, scorer = sample_attack(workspace)
+    table = stage.table(float(stage.settings["population"]))
+    expected = paper_rows(stage.sweep(), table, scorer)["chunk_accuracy"]
+    shown = np.concatenate([trace_values(t["y"]) for t in json.loads(chart)["data"]
+                            if t.get("mode") == "markers" and t["name"] in set(table["combination"])])
+    np.testing.assert_allclose(np.sort(shown), np.sort(expected.to_numpy(float)), rtol=1e-9)
+    radio = at.radio(key="frontier_risk")
+    radio.set_value("document_accuracy").run()
+    assert "measured document accuracy" in at.get("plotly_chart")[0].proto.spec

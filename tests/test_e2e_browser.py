@@ -38,6 +38,7 @@ PAGES = [
     ("Swaps", "4_swaps"),
     ("Risk–utility frontier", "5_frontier"),
     ("Export", "6_export"),
+    ("Check", "7_check"),
 ]
 PAGE_TIMEOUT_MS = 300_000  # a cold server embeds and tags the sample once
 
@@ -161,6 +162,12 @@ def test_corpus_to_frontier_in_chromium(server):
                     assert sentence.count() >= 1
                     body = page.inner_text("body")
                     assert re.search(r", \d+ swaps?, r = [\d.]+%: DR [\d.]+, DU [\d.]+", body)
+                if title == "Check":  # the attack tables and the audit's D_α chart
+                    chart = page.locator("[data-testid='stPlotlyChart'] .js-plotly-plot")
+                    chart.first.wait_for(timeout=PAGE_TIMEOUT_MS)
+                    assert chart.first.locator(".scatterlayer .trace").count() >= 4
+                    body = page.inner_text("body")
+                    assert "names the company of" in body and "Corpus ε before" in body
                 if title == "Export":  # the report is built on click, in the server's thread
                     with page.expect_download(timeout=PAGE_TIMEOUT_MS) as download:
                         page.get_by_role("button", name="Report (.html, works offline)").click()
