@@ -190,6 +190,9 @@ def test_audit_reports_every_document_and_the_corpus_maximum():
     assert (docs["epsilon_boot_sd"] > 0).all()
     again = RenyiAudit(n_bootstrap=4, n_permutations=3, random_state=7).fit(x, groups)
     np.testing.assert_array_equal(again.curves_["boot_mean"], audit.curves_["boot_mean"])
+    payload = json.loads(json.dumps(audit.to_dict()))
+    assert payload["epsilon"] == audit.epsilon_ and len(payload["documents"]) == 4
+    assert len(payload["curves"]) == 4 * len(ALPHAS)
     table = audit_comparison(audit, again)
     np.testing.assert_array_equal(table["epsilon_before"], table["epsilon_after"])
 

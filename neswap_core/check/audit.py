@@ -123,6 +123,21 @@ class RenyiAudit:
         self.epsilon_ = float(self.documents_["epsilon"].iloc[worst])
         return self
 
+    def to_dict(self) -> dict:
+        """JSON-ready result (e.g. ``audit.json``): settings, corpus ε, per-document rows and curves."""
+        def clean(records: list[dict]) -> list[dict]:
+            return [{k: (None if isinstance(v, float) and not np.isfinite(v) else v)
+                     for k, v in r.items()} for r in records]
+
+        return {
+            "alphas": [float(a) for a in self.alphas], "k": self.k, "n_bootstrap": self.n_bootstrap,
+            "n_permutations": self.n_permutations, "decimals": self.decimals,
+            "random_state": self.random_state, "delta": self.delta_, "epsilon": self.epsilon_,
+            "most_distinguishable": self.worst_,
+            "documents": clean(self.documents_.to_dict("records")),
+            "curves": clean(self.curves_.to_dict("records")),
+        }
+
     def _curve(
         self, atoms: Atoms, rows0: np.ndarray, rows1: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
