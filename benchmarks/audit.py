@@ -55,7 +55,8 @@ def main() -> int:
     print(f"audit: {len(ALPHAS)} orders α, k = {audit.k}, {args.bootstrap} bootstrap resamples, "
           f"{args.permutations} permutations per document")
     print(f"audit of all documents: {audit_s:.1f} s   target {TARGET_S:.0f} s   "
-          f"ratio {audit_s / TARGET_S:.2f}  ({'OK' if audit_s <= TARGET_S else 'SLOWER THAN TARGET'})")
+          f"ratio {audit_s / TARGET_S:.2f}  ({'OK' if audit_s <= TARGET_S else 'SLOWER THAN TARGET'})"
+          f"   [load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores]")
     print(f"corpus epsilon before release: {audit.epsilon_:.3f} at delta = 1/{len(groups)} "
           f"(largest: {audit.worst_}); median document {docs['epsilon'].median():.3f}")
     print(f"permutation floor (no true divergence): epsilon {docs['epsilon_floor'].median():.3f}, "
