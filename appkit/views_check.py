@@ -295,17 +295,19 @@ def document_evidence(att: Attack, release_chunks: list, doc_id: str,
 
 # --- the frontier's measured axes -------------------------------------------------------------------------
 @st.cache_data(show_spinner="Measuring the attacker's accuracy on every candidate release…", max_entries=16)
-def _measured_columns(key: str, population: float, _sweep, _table, _scorer) -> pd.DataFrame:
+def _measured_columns(key: str, _sweep, _table, _scorer) -> pd.DataFrame:
     from neswap_core.release.candidates import paper_rows
 
     rows = paper_rows(_sweep, _table, _scorer)
     return rows[["chunk_accuracy", "document_accuracy"]]
 
 
-def measured_table(stage, att: Attack, table: pd.DataFrame, population: float) -> pd.DataFrame:
-    """The release table with the measured chunk and document accuracy of every release (draw 0)."""
+def measured_table(stage, att: Attack, table: pd.DataFrame) -> pd.DataFrame:
+    """The release table with the measured chunk and document accuracy of every release (draw 0).
+
+    The accuracies depend on the released text only, not on N: cached per sweep and attacker.
+    """
     if len(table) == 0:
         return table
-    measured = _measured_columns(digest([stage.sweep_key, att.key]), float(population),
-                                 stage.sweep(), table, att.scorer)
+    measured = _measured_columns(digest([stage.sweep_key, att.key]), stage.sweep(), table, att.scorer)
     return table.join(measured, how="left")

@@ -113,7 +113,7 @@ chosen_id, _ = vr.pick_release(table, s.get("chosen_release"), a, c)
 attack = None
 with user_errors(stop=False):
     attack = vc.attack(stage)
-    table = vc.measured_table(stage, attack, table, population)
+    table = vc.measured_table(stage, attack, table)
 axes = vf.risk_axes(table)
 risk = st.radio("Risk shown on the chart", axes, key="frontier_risk", horizontal=True,
                 format_func=lambda k: vf.RISK_AXES[k][1],
