@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from neswap_core.check.audit import RenyiAudit, audit_comparison, released_embeddings
+from neswap_core.check.candidates import IN_CORPUS, READING
 
 from .pipeline import digest, embedder
 
@@ -137,7 +138,6 @@ def divergence_figure(pair: AuditPair, document: str) -> go.Figure:
 
 
 # --- the attacker (SPEC §8) -------------------------------------------------------------------------------
-READING, IN_CORPUS = "reading", "in-corpus"
 ATTACKER_NOTES = {
     READING: ("An **outside reader**: trained on other texts of the same companies (the corpus's "
               "attacker reading), with names suppressed the same way, so it reads only what the "
@@ -161,19 +161,13 @@ def _reading(source: str, protect: str):
 
 @st.cache_resource(show_spinner="Training the attacker (once per corpus and roles)…", max_entries=4)
 def _scorer(key: str, kind: str, _chunks, _reading, _corpus):
-    from neswap_core.check.attack import CrossFittedAttacker
-    from neswap_core.check.measures import ReleaseScorer
+    from neswap_core.check.candidates import build_scorers
 
-    texts = [c.text for c in _chunks]
-    labels = [c.protected for c in _chunks]
-    doc_ids = [c.doc_id for c in _chunks]
     if kind == READING:
         from neswap_core.check.reading import reading_attacker
 
-        attacker = reading_attacker(_reading, _chunks, _corpus)
-    else:
-        attacker = CrossFittedAttacker().fit(texts, labels, doc_ids)
-    return ReleaseScorer(attacker, texts, labels, doc_ids, name=f"{kind} attacker")
+        return build_scorers(_chunks, reading_attacker(_reading, _chunks, _corpus), in_corpus=False)[READING]
+    return build_scorers(_chunks)[IN_CORPUS]
 
 
 @dataclass(frozen=True)
@@ -266,48 +260,42 @@ def todo_list(after) -> pd.DataFrame:
         "n_chunks": "passages", "n_changed": "changed by the release"})
 
 
-def document_evidence(att: Attack, release_chunks: list, doc_id: str,
-                      top_chunks: int = 5, top_words: int = 12) -> tuple[pd.DataFrame, pd.DataFrame]:
+@st.cache_data(show_spinner="Explaining what gave each document away…", max_entries=16)
+def _document_views(key: str, changes: str, _scorer, _changed: dict[int, str]) -> dict:
+    from neswap_core.check.explain import document_views
+
+    return {v.doc_id: v for v in document_views(_scorer, _changed, n_chunks=5, n_words=12)}
+
+
+def document_evidence(att: Attack, changed: dict[int, str], chunk_ids: list[str],
+                      doc_id: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The released passages of a document that gave its company away, and the words that weighed most."""
-    positions = np.array([i for i, c in enumerate(release_chunks) if c.doc_id == doc_id], dtype=np.int64)
-    if positions.size == 0:
-        return pd.DataFrame(), pd.DataFrame()
-    texts = [release_chunks[i].text for i in positions]
-    label = release_chunks[positions[0]].protected
-    scorer = att.scorer
-    log_p = scorer.attacker.log_proba_at(positions, texts)
-    classes = list(scorer.classes_)
-    true = log_p[:, classes.index(label)] if label in classes else np.full(len(texts), -np.inf)
-    order = np.argsort(-true)[:top_chunks]
-    chunks = pd.DataFrame({
-        "passage": [release_chunks[positions[i]].chunk_id for i in order],
-        "probability of the true company": np.exp(true[order]),
-        "attacker's first guess": [classes[int(log_p[i].argmax())] for i in order],
-        "text": [texts[i] for i in order],
+    view = _document_views(att.key, changes_key(changed), att.scorer, changed)[doc_id]
+    c = view.chunks
+    passages = pd.DataFrame({
+        "passage": [chunk_ids[int(p)] for p in c["position"]],
+        "probability of the true company": np.exp(c["log_prob_true"].to_numpy(float)),
+        "named": c["named"].to_numpy(bool), "changed by the release": c["changed"].to_numpy(bool),
+        "text": c["text"],
     })
-    if att.kind == IN_CORPUS:
-        weights = scorer.attacker.term_weights(texts, label, positions)
-    else:
-        weights = scorer.attacker.term_weights(texts, label)
-    words = weights.head(top_words).rename("weight").rename_axis("word or phrase").reset_index()
-    return chunks, words
+    words = view.words.rename("weight").rename_axis("word or phrase").reset_index()
+    return passages, words
 
 
 # --- the frontier's measured axes -------------------------------------------------------------------------
 @st.cache_data(show_spinner="Measuring the attacker's accuracy on every candidate release…", max_entries=16)
-def _measured_columns(key: str, _sweep, _table, _scorer) -> pd.DataFrame:
-    from neswap_core.release.candidates import paper_rows
+def _measured_columns(key: str, kind: str, _sweep, _table, _scorer) -> pd.DataFrame:
+    from neswap_core.check.candidates import attack_columns
 
-    rows = paper_rows(_sweep, _table, _scorer)
-    return rows[["chunk_accuracy", "document_accuracy"]]
+    return attack_columns(_sweep, {kind: _scorer})[["chunk_accuracy", "document_accuracy"]]
 
 
 def measured_table(stage, att: Attack, table: pd.DataFrame) -> pd.DataFrame:
-    """The release table with the measured chunk and document accuracy of every release (draw 0).
-
-    The accuracies depend on the released text only, not on N: cached per sweep and attacker.
-    """
+    """The release table with the measured chunk and document accuracy of every release (mean
+    over the M draws, ``check.candidates``). They depend on the released text only, not on N:
+    cached per sweep and attacker."""
     if len(table) == 0:
         return table
-    measured = _measured_columns(digest([stage.sweep_key, att.key]), stage.sweep(), table, att.scorer)
-    return table.join(measured, how="left")
+    measured = _measured_columns(digest([stage.sweep_key, att.key]), att.kind, stage.sweep(),
+                                 table, att.scorer)
+    return table.join(measured.drop(columns=[c for c in measured if c in table]), how="left")

@@ -76,7 +76,8 @@ with user_errors(stop=False):
         st.dataframe(todo, hide_index=True, width="stretch",
                      column_config={todo.columns[2]: st.column_config.NumberColumn(format="%.1f")})
         doc_id = st.selectbox("Document to inspect", todo["document"].tolist(), key="check_todo_document")
-        passages, words = vc.document_evidence(att, release.released_chunks(), doc_id)
+        passages, words = vc.document_evidence(att, changed, [c.chunk_id for c in release.sweep.ctx.chunks],
+                                               doc_id)
         left, right = st.columns([3, 1])
         with left:
             st.markdown("**Passages that gave it away** (released text, most telling first)")

@@ -166,11 +166,11 @@ def test_frontier_offers_the_measured_accuracies_as_risk_axes(workspace):
     chart = at.get("plotly_chart")[0].proto.spec
     assert "measured chunk accuracy" in chart
     # The chart's points are the library's measured accuracies of every release (draw 0).
-    from neswap_core.release.candidates import paper_rows
+    from neswap_core.check.candidates import attack_columns
 
     stage, _, scorer = sample_attack(workspace)
     table = stage.table(float(stage.settings["population"]))
-    expected = paper_rows(stage.sweep(), table, scorer)["chunk_accuracy"]
+    expected = attack_columns(stage.sweep(), {"in-corpus": scorer}).loc[table.index, "chunk_accuracy"]
     shown = np.concatenate([trace_values(t["y"]) for t in json.loads(chart)["data"]
                             if t.get("mode") == "markers" and t["name"] in set(table["combination"])])
     np.testing.assert_allclose(np.sort(shown), np.sort(expected.to_numpy(float)), rtol=1e-9)
