@@ -5,12 +5,13 @@
 
 Fits smarter redaction (paper 001) and the learned ranker (paper 002) on the dev chunks (after
 the C roles, as a plan sees them), masks K % of each chunk's words and scores the redacted
-chunks with the reading attacker trained on ``attacker/`` (other quarters of the same
-companies): check/attack.py's ``TextAttacker`` when it is present, else the same recipe here
-(TF-IDF word 1-2-grams, sublinear tf, multinomial logistic regression, SPEC §8) trained on
-five-sentence pieces of the attacker's calls after identifier suppression. A document is named
-when the mean of its chunks' probabilities points to its company.
+chunks with check/'s reading attacker trained on ``attacker/`` (other quarters of the same
+companies; TF-IDF 1-2-grams + multinomial logistic regression, SPEC §8) through its
+``ReleaseScorer``: chunk top-1 accuracy and documents named.
 Reference (issue 12, naive ranked redaction, 10/20/30/50 %): chunk accuracy 0.62/0.51/0.41/0.20.
+"pooled KL" is the ranker's own objective measured with hard masks: the mean over documents of
+the kNN KL estimate (document vs rest) between the chunks' mean MiniLM word vectors (biased at
+d = 384: compare rows, not with 0).
 Targets: smarter redaction fits in seconds, the ranker trains in minutes (ratios printed).
 """
 
@@ -27,8 +28,6 @@ import time  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-import numpy as np  # noqa: E402
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 DEV = ROOT.parent / "shared" / "corpus" / "dev"
@@ -36,53 +35,23 @@ NAIVE = {0.1: 0.62, 0.2: 0.51, 0.3: 0.41, 0.5: 0.20}
 FIT_TARGET_S = {"smarter": 30.0, "ranker": 600.0}
 
 
-def attacker_pieces(folder: Path, sentences_per_piece: int = 5) -> tuple[list[str], list[str]]:
-    """Five-sentence pieces of the attacker's calls (identifiers suppressed) with companies."""
-    from neswap_core.pipeline import clean_corpus
-    from neswap_core.text.loading import load_corpus
-    from neswap_core.text.sentences import split_sentences
+def release_scorer(corpus: Path, prepared, chunks):
+    """The reading attacker of check/ (trained on ``attacker/``) scoring releases of ``chunks``."""
+    from neswap_core.check.evaluate import fit_reading
+    from neswap_core.check.measures import ReleaseScorer
 
-    corpus = clean_corpus(load_corpus(folder, protect="company")).corpus
-    texts, labels = [], []
-    for doc in corpus.documents:
-        spans = split_sentences(doc.text)
-        for lo in range(0, len(spans), sentences_per_piece):
-            part = spans[lo : lo + sentences_per_piece]
-            texts.append(doc.text[part[0].start : part[-1].end])
-            labels.append(corpus.protected_value(doc))
-    return texts, labels
+    attacker = fit_reading(corpus, chunks, prepared.raw, "company")
+    texts, labels = [c.text for c in chunks], [c.protected for c in chunks]
+    return ReleaseScorer(attacker, texts, labels, [c.doc_id for c in chunks], name="reading")
 
 
-def reading_attacker(texts: list[str], labels: list[str]):
-    """check/attack.py's TextAttacker if merged, else the same recipe (SPEC §8)."""
-    try:
-        from neswap_core.check.attack import TextAttacker
-
-        return TextAttacker(random_state=0).fit(texts, labels), "check.attack.TextAttacker"
-    except ImportError:
-        from sklearn.feature_extraction.text import TfidfVectorizer
-        from sklearn.linear_model import LogisticRegression
-        from sklearn.pipeline import make_pipeline
-
-        model = make_pipeline(
-            TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True),
-            LogisticRegression(C=10.0, max_iter=1000, random_state=0),
-        ).fit(texts, labels)
-        return model, "TF-IDF 1-2-gram + LR (in this script)"
-
-
-def accuracies(attacker, chunks) -> tuple[float, int, int]:
-    """(chunk top-1 accuracy, documents named, documents)."""
-    proba = np.asarray(attacker.predict_proba([c.text for c in chunks]))
-    classes = np.asarray(attacker.classes_)
-    truth = np.array([c.protected for c in chunks])
-    chunk_acc = float(np.mean(classes[proba.argmax(1)] == truth))
-    docs = np.array([c.doc_id for c in chunks])
-    named = 0
-    for doc in np.unique(docs):
-        rows = docs == doc
-        named += int(classes[proba[rows].mean(0).argmax()] == truth[rows][0])
-    return chunk_acc, named, len(np.unique(docs))
+def measured(scorer, chunks, redacted) -> tuple[float, int]:
+    """(chunk accuracy, documents named) of the reading attacker on a release."""
+    changed = {
+        i: r.text for i, (c, r) in enumerate(zip(chunks, redacted, strict=True)) if c is not r
+    }
+    m = scorer.score(changed)
+    return m.chunk_top1, m.documents_named
 
 
 def main() -> int:
@@ -99,20 +68,21 @@ def main() -> int:
         return 0
     from neswap_core.config import RunConfig
     from neswap_core.pipeline import prepare_path
-    from neswap_core.release.redaction import SmarterRedactor, masked_share, redact_chunks
+    from neswap_core.release.redaction import SmarterRedactor
     from neswap_core.release.rewrite import apply_roles
 
     warnings.simplefilter("ignore")
     cfg = RunConfig(corpus=str(corpus), cache_dir=args.cache_dir)
     t0 = time.perf_counter()
-    chunks = apply_roles(prepare_path(str(corpus), cfg).chunks, cfg.roles)
+    prepared = prepare_path(str(corpus), cfg)
+    chunks = apply_roles(prepared.chunks, cfg.roles)
     print(
         f"dev corpus: {len({c.doc_id for c in chunks})} calls, {len(chunks)} chunks "
         f"(prepared in {time.perf_counter() - t0:.1f} s)"
     )
     t0 = time.perf_counter()
-    attacker, name = reading_attacker(*attacker_pieces(corpus / "attacker"))
-    print(f"reading attacker: {name}, trained in {time.perf_counter() - t0:.1f} s")
+    attack = release_scorer(corpus, prepared, chunks)
+    print(f"reading attacker (check/): trained in {time.perf_counter() - t0:.1f} s")
 
     texts, labels = [c.text for c in chunks], [c.protected for c in chunks]
     scorers = {}
@@ -124,24 +94,59 @@ def main() -> int:
             texts, [c.doc_id for c in chunks], args.max_epochs, args.cache_dir
         )
 
-    acc, named, n_docs = accuracies(attacker, chunks)
-    print(f"\nbefore redaction: chunk accuracy {acc:.3f}, documents named {named}/{n_docs}")
+    vectors = scorers["ranker"].embedder.word_vectors(texts) if "ranker" in scorers else None
+    _print_table(chunks, scorers, attack, args.levels, vectors)
+    return 0
+
+
+def _print_table(chunks, scorers, attack, levels, vectors) -> None:
+    from neswap_core.release.redaction import masked_share, redact_chunks
+
+    n_docs = len({c.doc_id for c in chunks})
+    acc, named = measured(attack, chunks, chunks)
+    kl = f", pooled KL {pooled_divergence(vectors, chunks, []):.1f}" if vectors else ""
+    print(f"\nbefore redaction: chunk accuracy {acc:.3f}, documents named {named}/{n_docs}{kl}")
     print(
         f"{'method':8} {'K':>5} {'words masked':>13} {'chunk acc':>10} {'naive ref':>10} "
-        f"{'docs named':>11} {'seconds':>8}"
+        f"{'docs named':>11} {'pooled KL':>10} {'seconds':>8}"
     )
-    for level in args.levels:
+    for level in levels:
         for method, scorer in scorers.items():
             t0 = time.perf_counter()
-            redacted, _ = redact_chunks(chunks, scorer, level)
+            redacted, records = redact_chunks(chunks, scorer, level)
             seconds = time.perf_counter() - t0
-            acc, named, n_docs = accuracies(attacker, redacted)
+            acc, named = measured(attack, chunks, redacted)
             ref = f"{NAIVE[level]:.2f}" if level in NAIVE else "-"
+            kl = f"{pooled_divergence(vectors, chunks, records):.1f}" if vectors else "-"
             print(
                 f"{method:8} {level:5.2f} {masked_share(redacted):13.3f} {acc:10.3f} "
-                f"{ref:>10} {named:>6}/{n_docs:<4} {seconds:8.1f}"
+                f"{ref:>10} {named:>6}/{n_docs:<4} {kl:>10} {seconds:8.1f}"
             )
-    return 0
+
+
+def pooled_divergence(vectors, chunks, records, n_neighbors: int = 5) -> float:
+    """The ranker's objective, measured: mean over documents of the kNN KL (document ‖ rest)
+    between hard-masked, L2-normalised mean word vectors of the chunks."""
+    import numpy as np
+    import torch
+
+    from neswap_core.release.ranker import knn_kl_divergence
+    from neswap_core.text.words import word_spans
+
+    masked: dict[str, set[int]] = {}
+    for r in records:
+        masked.setdefault(r.chunk_id, set()).add(r.start)
+    rows = []
+    for chunk, v in zip(chunks, vectors, strict=True):
+        gone = masked.get(chunk.chunk_id, set())
+        keep = np.array([s not in gone for s, _, _ in word_spans(chunk.text)], bool)
+        x = v[keep].sum(0) / max(len(v), 1) if len(v) else np.zeros(v.shape[1], np.float32)
+        rows.append(x / max(float(np.linalg.norm(x)), 1e-8))
+    x, docs = torch.from_numpy(np.stack(rows)), np.array([c.doc_id for c in chunks])
+    with torch.no_grad():
+        values = [float(knn_kl_divergence(x[docs == d], x[docs != d], n_neighbors))
+                  for d in np.unique(docs)]  # fmt: skip
+    return float(np.mean(values))
 
 
 def _report_fit(method: str, seconds: float) -> None:
