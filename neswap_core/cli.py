@@ -61,8 +61,6 @@ def _write_json(path: Path, payload) -> None:
 
 
 def cmd_prepare(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from .pipeline import prepare_path
     from .release.export import chunks_frame
 
@@ -74,18 +72,27 @@ def cmd_prepare(args: argparse.Namespace) -> int:
         cache_dir=args.cache_dir,
         out=args.out,
     )
-    bar = _Bar("prepare")
-    try:
-        prepared = prepare_path(corpus, config, progress=bar)
-    finally:
-        bar.close()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.engine == "ray":
+        from .engines.ray_engine import RayOptions, prepare_ray
+        from .text.loading import load_corpus
+
+        options = RayOptions(address=args.address)
+        loaded = load_corpus(corpus, protect=config.protect)
+        prepared = prepare_ray(loaded, config, options, embeddings_path=out / "embeddings.npy")
+    else:
+        bar = _Bar("prepare")
+        try:
+            prepared = prepare_path(
+                corpus, config, progress=bar, embeddings_path=out / "embeddings.npy"
+            )
+        finally:
+            bar.close()
     frame = chunks_frame(prepared.chunks, prepared.clean.corpus)
     frame.to_csv(out / "chunks.csv", index=False)
     frame.to_json(out / "chunks.jsonl", orient="records", lines=True, force_ascii=False)
     prepared.z.to_csv(out / "z.csv")
-    np.save(out / "embeddings.npy", prepared.embeddings)
     summary = prepared.summary()
     _write_json(out / "summary.json", summary)
     prepared.clean.presentation.to_csv(out / "presentation.csv", index=False)
@@ -432,6 +439,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--threshold", type=float, default=75.0, help="chunking percentile 0-100 (default 75)"
     )
     p.add_argument("--cache-dir", default=".neswap-cache", help="embedding cache folder")
+    p.add_argument(
+        "--engine",
+        choices=["local", "ray"],
+        default="local",
+        help="local: this process, streaming (default); ray: Ray Data stages on a cluster",
+    )
+    p.add_argument(
+        "--address",
+        help="Ray cluster address HOST:6379 (with --engine ray; default: start a local Ray)",
+    )
     p.set_defaults(func=cmd_prepare)
     r = sub.add_parser(
         "release", help="run the whole method from a config file and write the release"
