@@ -162,3 +162,8 @@ def test_minilm_word_vectors_are_contextual_cover_every_word_and_are_cached(tmp_
     for cold, hot in zip(vectors, warm.word_vectors(texts), strict=True):
         np.testing.assert_array_equal(cold, hot)
     assert warm.n_embedded == 0
+
+
+def test_rankers_without_an_embedder_share_one_default_embedder() -> None:
+    first, second = LearnedRanker(level=0.1), LearnedRanker(level=0.3)
+    assert first._embedder() is second._embedder()  # the corpus is embedded once per process

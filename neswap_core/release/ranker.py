@@ -18,6 +18,7 @@ in tests). Torch runs on CPU with an explicit thread count.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -139,7 +140,7 @@ class LearnedRanker:
 
     def _embedder(self) -> WordEmbedder:
         if self.embedder is None:
-            self.embedder = MiniLMWordEmbedder()
+            self.embedder = shared_word_embedder()
         return self.embedder
 
     def fit(self, texts: Sequence[str], groups: Sequence[str]) -> LearnedRanker:
@@ -268,6 +269,13 @@ def _group_members(groups: list[str]) -> dict[str, np.ndarray]:
     for i, g in enumerate(groups):
         members.setdefault(g, []).append(i)
     return {g: np.array(idx) for g, idx in members.items()}
+
+
+@functools.cache
+def shared_word_embedder() -> MiniLMWordEmbedder:
+    """One MiniLM word embedder per process: rankers fitted for several levels (a plan grid)
+    share its model and its in-memory vectors instead of embedding the corpus again."""
+    return MiniLMWordEmbedder()
 
 
 def fit_ranker(
