@@ -22,8 +22,8 @@ in three training texts: on the dev reading this keeps 28k of 121k 1–2-grams, 
 times faster than ``min_df=1`` and names as many chunks, 0.767 vs 0.755); ``C=10`` (weak
 regularisation: with ~35 classes and a few thousand short passages the default C=1 underfits
 and reports a gentler attacker than a real reader would be); lbfgs, which fits the multinomial
-model. Log-probabilities are floored at ``LOG_FLOOR`` so sums over a document and differences
-before/after a release stay finite (a class unseen by one fold model gets the floor).
+model. Log-probabilities come from a log-softmax, so they stay finite without clipping; only a
+class unseen by one fold model of the in-corpus attacker gets ``LOG_FLOOR`` (log 1e-300).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from sklearn.linear_model import LogisticRegression
 
 from ..errors import FitError
 
-#: log(1e-300): the smallest log-probability an attacker reports (keeps sums finite).
+#: log(1e-300): the log-probability of a class a fold model never saw (keeps sums finite).
 LOG_FLOOR = float(np.log(1e-300))
 DEFAULT_C = 10.0
 DEFAULT_FOLDS = 5
@@ -116,13 +116,14 @@ class TextAttacker(BaseEstimator):
         return self.vectorizer_.transform([str(t) for t in texts])
 
     def log_proba_from_features(self, X) -> np.ndarray:
-        """Floored log-probabilities (n, n_classes) from tf-idf rows (one sparse product)."""
+        """Log-probabilities (n, n_classes) from tf-idf rows: one sparse product and a
+        log-softmax, so they are finite and never clipped (a floor would change which company
+        a document's sum names)."""
         scores = np.asarray(X @ self.model_.coef_.T) + self.model_.intercept_
         if scores.shape[1] == 1:  # binary: sklearn stores one row of coefficients
             scores = np.hstack([-scores, scores]) / 2.0
         scores -= scores.max(axis=1, keepdims=True)
-        log_p = scores - np.log(np.exp(scores).sum(axis=1, keepdims=True))
-        return np.maximum(log_p, LOG_FLOOR)
+        return scores - np.log(np.exp(scores).sum(axis=1, keepdims=True))
 
     def predict_log_proba(self, texts: Sequence[str]) -> np.ndarray:
         return self.log_proba_from_features(self.transform(texts))
