@@ -109,7 +109,7 @@ def divergence_figure(pair: AuditPair, document: str) -> go.Figure:
     upper = null["null_mean"] + null["null_sd"].fillna(0.0)
     lower = null["null_mean"] - null["null_sd"].fillna(0.0)
     fig.add_trace(go.Scatter(x=np.r_[alphas, alphas[::-1]], y=np.r_[upper, lower[::-1]],
-                             fill="toself", fillcolor="rgba(156,156,156,0.25)", line={"width": 0},
+                             mode="lines", fill="toself", fillcolor="rgba(156,156,156,0.25)", line={"width": 0},
                              hoverinfo="skip", name="permutation floor (mean ± s.d.)"))
     fig.add_trace(go.Scatter(x=alphas, y=null["null_mean"], mode="lines",
                              line={"color": _FLOOR, "dash": "dot"}, showlegend=False,
@@ -128,11 +128,20 @@ def divergence_figure(pair: AuditPair, document: str) -> go.Figure:
             x=alphas, y=line.at(alphas), mode="lines", line={"color": color, "dash": "dash"},
             name=f"zCDP line {label}: ξ = {line.xi:.3g}, ρ = {line.rho:.3g} → ε = {line.epsilon:.2f}",
             hoverinfo="skip"))
+    # The zCDP lines climb far above the curves at large α: show the curves, let the lines leave.
+    values = np.concatenate([
+        np.asarray(a.curve["estimate"] + a.curve["boot_sd"].fillna(0.0), dtype=float)
+        for a in (before, after)] + [np.asarray(upper, dtype=float), np.asarray(lower, dtype=float)])
+    values = values[np.isfinite(values)]
+    top, bottom = (float(values.max()), float(values.min())) if values.size else (1.0, 0.0)
+    pad = 0.15 * max(top - min(bottom, 0.0), 1e-6)
     fig.update_layout(
         height=440, margin={"l": 10, "r": 10, "t": 30, "b": 10}, template="plotly_white",
         legend={"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 12}},
-        xaxis={"title": "order α (log scale; α = 1 is KL)", "type": "log"},
-        yaxis={"title": "Rényi divergence D̂_α (nats): this document vs all others"},
+        xaxis={"title": "order α (log scale; α = 1 is KL)", "type": "log",
+               "tickvals": alphas, "ticktext": [f"{a:g}" for a in alphas]},
+        yaxis={"title": "Rényi divergence D̂_α (nats): this document vs all others",
+               "range": [min(bottom, 0.0) - pad, top + pad]},
     )
     return fig
 
