@@ -132,15 +132,22 @@ def role_inputs(key: str, _chunks: list[Chunk], _x: np.ndarray, _roles: dict) ->
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def mixture(key: str, _x: np.ndarray, _config: RunConfig, _progress: Callable | None = None):
-    """The fitted SphericalMixture for these embeddings and settings."""
-    return fit_mixture(_x, _config)
+    """The fitted SphericalMixture for these embeddings and settings (progress per EM step)."""
+    return fit_mixture(_x, _config, _progress)
+
+
+#: Sweep keys computed in this server process: the sidebar shows release numbers only for
+#: these, so it never starts a long computation itself.
+SWEEPS_READY: set[str] = set()
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def sweep(key: str, _chunks: list[Chunk], _x: np.ndarray, _mixture, _config: RunConfig,
           _progress: Callable | None = None) -> Sweep:
     ctx = ReleaseContext(list(_chunks), _x, _mixture, embedder().encode)
-    return sweep_for_config(ctx, _config, _progress)
+    result = sweep_for_config(ctx, _config, _progress)
+    SWEEPS_READY.add(key)
+    return result
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -257,7 +264,8 @@ class Stage:
 
     def sweep(self, progress: Callable | None = None) -> Sweep:
         chunks, x = self.pre_swap()
-        return sweep(self.sweep_key, chunks, x, self.mixture(), self.config, progress)
+        fitted = self.mixture(progress)
+        return sweep(self.sweep_key, chunks, x, fitted, self.config, progress)
 
     @property
     def plans_key(self) -> str:
@@ -280,8 +288,22 @@ class Stage:
         return candidates(self.plans_key, self.sweep(), self.config, None, progress)
 
     def table(self, population: float | None = None) -> pd.DataFrame:
+        """The releases table; the first time, also the default trade-off line (see below)."""
         n = float(population if population is not None else self.settings["population"])
-        return release_table(self.sweep_key, n, self.sweep())
+        table = release_table(self.sweep_key, n, self.sweep())
+        self._default_line(table)
+        return table
+
+    def _default_line(self, table: pd.DataFrame) -> None:
+        """Until the analyst moves the line, c is ``frontier.default_offset`` (always reached:
+        half of the largest risk reduction), stored so every page and run.toml use the same c."""
+        if "trade_off_c" in self.workspace.settings() or not len(table):
+            return
+        from neswap_core.release.frontier import default_offset
+
+        c = default_offset(table)
+        self.workspace.update_settings({"trade_off_c": c, "trade_off_a": 0.0})
+        self.settings.update(trade_off_c=c, trade_off_a=0.0)
 
     def pitman(self, population: float | None = None) -> pd.DataFrame:
         n = float(population if population is not None else self.settings["population"])

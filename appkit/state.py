@@ -59,12 +59,27 @@ def open_workspace() -> Workspace | None:
         return None
 
 
+def corpus_fingerprint(values: dict[str, Any]) -> str:
+    """What a pinned release belongs to: the corpus (content key) and the column protected."""
+    return f"{values['corpus_source']}|{values['protect']}"
+
+
 def settings(ws: Workspace) -> dict[str, Any]:
-    """All settings with defaults filled in (one read per script run)."""
+    """All settings with defaults filled in (one read per script run).
+
+    ``chosen_release`` is the release pinned *for this corpus*: a release pinned on another
+    corpus (or another protected column) reads as None, so a new upload never inherits it.
+    """
     stored = ws.settings()
     out = {**DEFAULT_SETTINGS, **stored}
     out["roles"] = {**DEFAULT_SETTINGS["roles"], **stored.get("roles", {})}
+    if stored.get(PINNED_FOR) != corpus_fingerprint(out):
+        out["chosen_release"] = None
     return out
+
+
+#: Setting that records which corpus the pinned release belongs to.
+PINNED_FOR = "chosen_release_corpus"
 
 
 def run_config(values: dict[str, Any], corpus: str = "data/sample") -> RunConfig:
@@ -84,25 +99,64 @@ def current():
     return Stage(settings(ws), ws)
 
 
-def save_settings(ws: Workspace, **values: Any) -> None:
-    """Store changed settings in one transaction (only the ones that differ)."""
-    current_values = ws.settings()
-    changed = {k: v for k, v in values.items() if current_values.get(k, DEFAULT_SETTINGS.get(k)) != v}
+def save_settings(ws: Workspace, undo: bool = True, **values: Any) -> None:
+    """Store changed settings in one transaction (only the ones that differ).
+
+    An analyst's change (``undo=True``) can be taken back with Undo. Pinning a release records
+    the corpus it belongs to; changing the corpus or the protected column unpins it.
+    """
+    stored = ws.settings()
+    merged = {**DEFAULT_SETTINGS, **stored}
+    changed = {k: v for k, v in values.items() if merged.get(k, DEFAULT_SETTINGS.get(k)) != v}
+    if "chosen_release" in values:
+        target = corpus_fingerprint({**merged, **values})
+        if stored.get(PINNED_FOR) != target:
+            changed[PINNED_FOR] = target
+            changed["chosen_release"] = values["chosen_release"]
+    elif {"corpus_source", "protect"} & set(changed) and stored.get("chosen_release") is not None:
+        changed["chosen_release"] = None
     if changed:
-        ws.update_settings(changed)
+        ws.update_settings(changed, undo_label=_action_label(values) if undo else None)
 
 
-def settings_summary() -> None:
-    """Sidebar: workspace location and the current corpus/role/cluster settings in brief."""
-    ws = open_workspace()
-    if ws is None:
+#: Plain names of the settings, for the undo history.
+SETTING_NAMES: dict[str, str] = {
+    "corpus_source": "corpus", "protect": "column to protect", "threshold": "chunking threshold",
+    "roles": "roles", "family": "cluster family", "n_components": "number of clusters",
+    "min_weight": "minimum cluster weight", "mixture_seed": "cluster seed",
+    "n_init": "restarts", "max_iter": "iterations", "chosen_release": "chosen release",
+    "population": "population size N", "trade_off_a": "slope of the line",
+    "trade_off_c": "offset of the line", "max_swaps": "maximum swaps", "seed": "swap seed",
+}
+
+
+def _action_label(values: dict[str, Any]) -> str:
+    return "change " + ", ".join(SETTING_NAMES.get(k, k) for k in values)
+
+
+def bind(key: str, stored: Any) -> None:
+    """Show the workspace's value in widget ``key`` (create the widget without ``value=``).
+
+    Run before the widget on every script run: a second tab, an undo or another page's change
+    is picked up on the next rerun instead of the widget's stale session value being saved back.
+    """
+    st.session_state[key] = stored
+
+
+def undo_button(ws: Workspace, key: str = "undo") -> None:
+    """*Undo* the newest analyst action (of the last 20), with its name; a toast says what."""
+    past = ws.history()
+    if not past:
+        st.button("Undo", disabled=True, key=key, help="Nothing to undo yet.",
+                  width="stretch")
         return
-    s = settings(ws)
-    source = "bundled sample (10 earnings calls)" if s["corpus_source"] == "sample" else "uploaded files"
-    swapped = ", ".join(c for c, r in s["roles"].items() if r == "S") or "none"
-    st.caption(
-        f"Corpus: {source} · protecting **{s['protect']}**  \n"
-        f"Swap-eligible: {swapped}  \n"
-        f"Mixture: {s['family'].upper()}, K = {s['n_components']}, ε = {s['min_weight']:g}  \n"
-        f"Workspace: `{ws.folder}`"
-    )
+
+    def undo() -> None:
+        label = ws.undo()
+        if label:
+            st.toast(f"Undone: {label}")
+
+    from .widgets import md_text
+
+    st.button(f"Undo: {md_text(past[0]['label'])}", key=key, on_click=undo, width="stretch",
+              help=f"Takes back your last action ({len(past)} of at most 20 can be undone).")

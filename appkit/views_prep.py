@@ -27,6 +27,8 @@ from neswap_core.corpus import Chunk, Corpus
 from neswap_core.errors import CorpusError
 from neswap_core.text.loading import load_uploaded
 
+from .widgets import html_text
+
 #: Metadata column every loaded document has, so loading with it never fails on ``protect``.
 ID_COLUMN = "doc_id"
 
@@ -56,10 +58,83 @@ def role_label(role: str) -> str:
     return f"{role} · {ROLE_SHORT.get(role, ROLE_NAMES[role])}"
 
 
-def chunk_label(chunk_id: str) -> str:
-    """``"APH_q3_2021 · chunk 7"`` for ``"APH_q3_2021#0006"`` (chunks counted from 1)."""
+def document_numbers(chunks: Sequence[Chunk]) -> dict[str, int]:
+    """Document id -> its number in the corpus (1, 2, …, in corpus order)."""
+    out: dict[str, int] = {}
+    for ch in chunks:
+        out.setdefault(ch.doc_id, len(out) + 1)
+    return out
+
+
+def chunk_label(chunk_id: str, numbers: dict[str, int] | None = None) -> str:
+    """``"document 3, passage 7"`` for ``"APH_q3_2021#0006"`` (both counted from 1).
+
+    Messages never show internal chunk ids; without ``numbers`` the document is named by
+    its file name instead of its number.
+    """
     doc, _, index = chunk_id.rpartition("#")
-    return f"{doc} · chunk {int(index) + 1}" if doc and index.isdigit() else chunk_id
+    if not (doc and index.isdigit()):
+        return "a passage"
+    where = f"document {numbers[doc]}" if numbers and doc in numbers else f"document {doc}"
+    return f"{where}, passage {int(index) + 1}"
+
+
+# --- uploads -----------------------------------------------------------------------------------
+TABLE_SUFFIXES = (".csv", ".jsonl")
+
+
+def not_utf8(files: list[tuple[str, bytes]]) -> list[str]:
+    """Names of the files that are neither UTF-8 nor BOM-marked UTF-16 (likely Windows-1252)."""
+    bad = []
+    for name, data in files:
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in data[:8192]:
+            continue
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            bad.append(name)
+    return bad
+
+
+def to_utf8(data: bytes) -> bytes:
+    """Bytes in Windows-1252 (falling back to Latin-1 for its 5 undefined bytes) as UTF-8."""
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    return text.encode("utf-8")
+
+
+def _read_table(name: str, data: bytes) -> pd.DataFrame:
+    import io
+
+    if name.lower().endswith(".jsonl"):
+        return pd.read_json(io.BytesIO(data), lines=True, dtype=False)
+    return pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+
+
+def table_columns_without_text(files: list[tuple[str, bytes]]) -> dict[str, list[str]]:
+    """CSV/JSONL files without a ``text`` column -> their columns (for the column chooser)."""
+    out = {}
+    for name, data in files:
+        if not name.lower().endswith(TABLE_SUFFIXES) or name.lower() in (
+            "manifest.csv", "aliases.csv", "executives.csv"):
+            continue
+        try:
+            columns = [str(c) for c in _read_table(name, data).columns]
+        except (ValueError, UnicodeDecodeError):
+            continue  # the loader reports unreadable files with its own message
+        if "text" not in columns:
+            out[name] = columns
+    return out
+
+
+def with_text_column(name: str, data: bytes, column: str) -> bytes:
+    """The table with ``column`` renamed to ``text`` (the loader's column), same format."""
+    frame = _read_table(name, data).rename(columns={column: "text"})
+    if name.lower().endswith(".jsonl"):
+        return frame.to_json(orient="records", lines=True, force_ascii=False).encode("utf-8")
+    return frame.to_csv(index=False).encode("utf-8")
 
 
 # --- corpus ------------------------------------------------------------------------------------
@@ -143,13 +218,13 @@ def identifier_html(text: str) -> str:
     out, pos = [], 0
     for m in re.finditer(PLACEHOLDER_PATTERN, text):
         color = IDENTIFIER_COLORS[_identifier_kind(m.group())]
-        out.append(html.escape(text[pos : m.start()]))
+        out.append(html_text(text[pos : m.start()]))
         out.append(
             f"<span style='background:{color}26;border-bottom:3px solid {color};"
-            f"border-radius:3px;padding:0 2px;font-weight:600'>{html.escape(m.group())}</span>"
+            f"border-radius:3px;padding:0 2px;font-weight:600'>{html_text(m.group())}</span>"
         )
         pos = m.end()
-    out.append(html.escape(text[pos:]))
+    out.append(html_text(text[pos:]))
     return "<div style='line-height:1.7;white-space:pre-wrap'>" + "".join(out) + "</div>"
 
 
@@ -294,9 +369,9 @@ def map_frame(chunks: Sequence[Chunk], coords: np.ndarray, labels: np.ndarray) -
             "PC 1": coords[:, 0],
             "PC 2": coords[:, 1],
             "cluster": [str(int(lab)) for lab in labels],
-            "document": [ch.doc_id for ch in chunks],
+            "document": [html_text(ch.doc_id) for ch in chunks],
             "chunk": [ch.chunk_id for ch in chunks],
-            "preview": [_preview(ch.text) for ch in chunks],
+            "preview": [html_text(_preview(ch.text)) for ch in chunks],
         }
     )
 

@@ -1,12 +1,19 @@
-"""Shared presentation helpers: entity highlighting, colours, errors without tracebacks."""
+"""Shared presentation helpers: safe text, one number format, entity highlighting, colours,
+errors without tracebacks.
+
+Safety (issue 13): every string that comes from the corpus or an upload goes through
+``md_text`` (inside Markdown: captions, labels, st.markdown) or ``html_text`` (inside HTML we
+build ourselves, and in plotly hover text), so it is always shown as text, never as a link,
+formatting or markup.
+"""
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
+import numpy as np
 import streamlit as st
 
 from neswap_core.config import CATEGORIES, PLACEHOLDER_PATTERN
@@ -23,6 +30,66 @@ CATEGORY_COLORS: dict[str, str] = {
     "Date": "#9c755f",
 }
 PLACEHOLDER_COLOR = "#bab0ac"
+
+
+#: ASCII punctuation that Markdown, GitHub autolinks, Streamlit directives (``:red[…]``,
+#: ``:material/…:``) or LaTeX (``$…$``) could interpret.
+_MARKDOWN_SPECIALS = frozenset("\\`*_{}[]()<>#+-.!|:~$&=\"'^%@/")
+#: The same characters as numeric HTML entities (a blank line inside our HTML would otherwise
+#: end the HTML block and let Markdown parse the rest of the text).
+_HTML_ENTITIES = {ord(ch): f"&#{ord(ch)};" for ch in _MARKDOWN_SPECIALS} | {
+    ord("\n"): "&#10;",
+    ord("\r"): "",
+}
+
+
+def md_text(value: object) -> str:
+    """``value`` as literal text inside Markdown: every special character backslash-escaped.
+
+    Use for any corpus or upload string placed in ``st.markdown``, ``st.caption``, a widget
+    label, a metric, an expander or a tab title. Newlines become spaces.
+    """
+    flat = " ".join(str(value).split())
+    return "".join("\\" + ch if ch in _MARKDOWN_SPECIALS else ch for ch in flat)
+
+
+def html_text(value: object) -> str:
+    """``value`` as literal text inside HTML we build (``unsafe_allow_html``) or plotly labels.
+
+    Escapes ``< > & " '`` and every Markdown-significant character as a numeric entity, and
+    newlines as ``&#10;`` (shown as line breaks under ``white-space: pre-wrap``).
+    """
+    return str(value).translate(_HTML_ENTITIES)
+
+
+def fmt_number(value: float | int | None, digits: int = 3) -> str:
+    """One number format for the whole app: ``digits`` significant digits, thousands separators,
+    and powers of ten (``2.8 × 10¹⁷``) instead of ``e`` notation for very large or small values."""
+    if value is None:
+        return "–"
+    x = float(value)
+    if x != x:  # NaN
+        return "–"
+    if x == int(x) and abs(x) < 1e6:
+        return f"{int(x):,}"
+    if x != 0 and not 1e-3 <= abs(x) < 1e6:
+        mantissa, exponent = f"{x:.{max(digits - 1, 0)}e}".split("e")
+        return f"{mantissa} × 10{_superscript(int(exponent))}"
+    magnitude = 0 if x == 0 else int(np.floor(np.log10(abs(x))))
+    decimals = max(digits - 1 - magnitude, 0)
+    return f"{x:,.{decimals}f}"
+
+
+def fmt_share(value: float, digits: int = 1) -> str:
+    """A proportion in [0, 1] as a percentage (``0.237`` → ``23.7 %``)."""
+    return f"{100 * float(value):.{digits}f} %"
+
+
+_SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _superscript(exponent: int) -> str:
+    return str(exponent).translate(_SUPERSCRIPTS)
 
 
 def highlight(text: str, spans: Iterable[EntitySpan], emphasis: Iterable[tuple[int, int]] = ()) -> str:
@@ -43,14 +110,14 @@ def highlight(text: str, spans: Iterable[EntitySpan], emphasis: Iterable[tuple[i
     for start, end, color, title in marks:
         if start < pos:
             continue
-        out.append(html.escape(text[pos:start]))
+        out.append(html_text(text[pos:start]))
         border = "2px solid #111" if (start, end) in strong else "none"
         out.append(
-            f"<span title='{html.escape(title)}' style='background:{color}33;border-bottom:3px solid {color};"
-            f"outline:{border};border-radius:3px;padding:0 2px'>{html.escape(text[start:end])}</span>"
+            f"<span title='{html_text(title)}' style='background:{color}33;border-bottom:3px solid {color};"
+            f"outline:{border};border-radius:3px;padding:0 2px'>{html_text(text[start:end])}</span>"
         )
         pos = end
-    out.append(html.escape(text[pos:]))
+    out.append(html_text(text[pos:]))
     return "<div style='line-height:1.7;white-space:pre-wrap'>" + "".join(out) + "</div>"
 
 
@@ -67,10 +134,47 @@ def legend() -> str:
 
 @contextmanager
 def user_errors(stop: bool = True) -> Iterator[None]:
-    """Show a NeswapError as ``st.error`` (its message says what to do) instead of a traceback."""
+    """Show a NeswapError as ``st.error`` (its message says what to do) instead of a traceback.
+
+    The message is shown as plain text: it may quote file names or values from the corpus.
+    """
     try:
         yield
     except NeswapError as exc:
-        st.error(str(exc))
+        st.error(md_text(exc))
         if stop:
             st.stop()
+
+
+def progress_display(label: str, container=None):
+    """A ``progress(fraction, message)`` callback drawing stage, percent and time left.
+
+    Time left is extrapolated from the elapsed time once 5 % is done; the bar disappears at
+    1.0. Used for every step that can take more than two seconds.
+    """
+    import time
+
+    where = container if container is not None else st
+    bar = where.progress(0.0, text=f"{label}: starting…")
+    start = time.perf_counter()
+
+    def progress(fraction: float, message: str) -> None:
+        fraction = min(max(float(fraction), 0.0), 1.0)
+        if fraction >= 1.0:
+            bar.empty()
+            return
+        elapsed = time.perf_counter() - start
+        left = ""
+        if fraction >= 0.05 and elapsed > 1.0:
+            left = f" · about {max(elapsed / fraction * (1 - fraction), 1):.0f} s left"
+        bar.progress(fraction, text=f"{label}: {message} — {100 * fraction:.0f} %{left}")
+
+    return progress
+
+
+def confirm_button(label: str, key: str, on_confirm, question: str, **kwargs) -> None:
+    """A destructive action behind a popover that asks first (undo stays possible)."""
+    with st.popover(label, **kwargs):
+        st.markdown(question)
+        st.button(f"Yes, {label[0].lower()}{label[1:]}", key=key, on_click=on_confirm,
+                  type="primary")

@@ -56,8 +56,11 @@ def release_inputs(
     return applied, out
 
 
-def fit_mixture(embeddings: np.ndarray, config: RunConfig) -> SphericalMixture:
-    """Fit the spherical mixture of the config; K larger than the data is a clear error."""
+def fit_mixture(embeddings: np.ndarray, config: RunConfig,
+                progress: Progress | None = None) -> SphericalMixture:
+    """Fit the spherical mixture of the config; K larger than the data is a clear error.
+
+    ``progress(fraction, message)`` is told after each EM iteration."""
     n = len(embeddings)
     if n < 2:
         raise FitError(f"Only {n} chunk(s): a mixture needs at least 2. Load more text.")
@@ -80,7 +83,7 @@ def fit_mixture(embeddings: np.ndarray, config: RunConfig) -> SphericalMixture:
         tol=config.tol,
         n_init=config.n_init,
         random_state=config.mixture_seed,
-    ).fit(embeddings)
+    ).fit(embeddings, progress=progress)
 
 
 def check_swap_entities(chunks: Sequence[Chunk], categories: Sequence[str]) -> None:

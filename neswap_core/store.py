@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from . import store_history as history
 from .config import CATEGORIES
 from .errors import NeswapError
 
@@ -51,6 +52,7 @@ CREATE TABLE IF NOT EXISTS decisions (
 CREATE TABLE IF NOT EXISTS artifacts (
     name TEXT PRIMARY KEY, key TEXT NOT NULL, payload BLOB NOT NULL, updated_at TEXT NOT NULL);
 """
+
 _TABLES = frozenset({"meta", "settings", "corrections", "decisions", "artifacts"})
 
 
@@ -89,6 +91,18 @@ def _require_text(name: str, value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise WorkspaceError(f"{name} must be a non-empty string, got {value!r}.")
     return value
+
+
+def _check_correction(action: Any, category: Any, text: Any, chunk_id: Any) -> None:
+    if action not in CORRECTION_ACTIONS:
+        raise WorkspaceError(
+            f"Correction action must be one of {CORRECTION_ACTIONS}, got {action!r}."
+        )
+    if category not in CATEGORIES:
+        raise WorkspaceError(f"Correction category must be one of {CATEGORIES}, got {category!r}.")
+    _require_text("Entity text", text)
+    if chunk_id is not None:
+        _require_text("chunk_id", chunk_id)
 
 
 def _check_decision(pair_key: str, decision: Any, note: Any) -> None:
@@ -213,6 +227,8 @@ class Workspace:
                 )
                 tables = self._tables(conn)
             self._check_format(conn, tables)
+            if "history" not in tables:
+                conn.execute(history.HISTORY_SCHEMA)
 
     def _prepare_file(self, conn: sqlite3.Connection) -> None:
         """Before the first transaction on open: integrity check, then WAL mode (persistent)."""
@@ -310,9 +326,14 @@ class Workspace:
         """Store one JSON-serialisable value (tuples come back as lists)."""
         self.update_settings({key: value})
 
-    def update_settings(self, values: Mapping[str, Any]) -> None:
-        """Store several settings atomically: all of them or, on any bad value, none."""
+    def update_settings(self, values: Mapping[str, Any], undo_label: str | None = None) -> None:
+        """Store several settings atomically: all of them or, on any bad value, none.
+
+        With ``undo_label`` the change is an analyst action that ``undo`` can take back.
+        """
         with self._transaction() as conn:
+            if undo_label:
+                history.record(conn, undo_label)
             for key, value in values.items():
                 _require_text("Setting key", key)
                 conn.execute(
@@ -338,39 +359,74 @@ class Workspace:
     ) -> int:
         """Record "drop"/"add" of entity ``text`` as ``category`` (in one chunk, or everywhere).
 
-        Returns the correction's id; recording the same correction twice returns the first id.
+        Returns the correction's id; recording the same correction twice returns the first id
+        (so a double-clicked *Save* stores it once). Undoable.
         """
-        if action not in CORRECTION_ACTIONS:
-            raise WorkspaceError(
-                f"Correction action must be one of {CORRECTION_ACTIONS}, got {action!r}."
-            )
-        if category not in CATEGORIES:
-            raise WorkspaceError(
-                f"Correction category must be one of {CATEGORIES}, got {category!r}."
-            )
-        _require_text("Entity text", text)
-        if chunk_id is not None:
-            _require_text("chunk_id", chunk_id)
+        return self.add_corrections([(action, category, text, chunk_id)])[0]
+
+    def add_corrections(
+        self, records: list[tuple[str, str, str, str | None]], undo_label: str | None = None
+    ) -> list[int]:
+        """Record several (action, category, text, chunk_id) corrections atomically; their ids.
+
+        Corrections already stored are not repeated; when nothing is new, no undo step is kept.
+        """
+        for action, category, text, chunk_id in records:
+            _check_correction(action, category, text, chunk_id)
+        ids: list[int] = []
         with self._transaction() as conn:
-            row = conn.execute(
-                "SELECT id FROM corrections WHERE action = ? AND category = ? AND text = ? "
-                "AND chunk_id IS ?",
-                (action, category, text, chunk_id),
-            ).fetchone()
-            if row is not None:
-                return int(row[0])
-            cursor = conn.execute(
-                "INSERT INTO corrections (action, category, text, chunk_id, created_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (action, category, text, chunk_id, _now()),
-            )
-            return int(cursor.lastrowid)
+            recorded = False
+            for action, category, text, chunk_id in records:
+                row = conn.execute(
+                    "SELECT id FROM corrections WHERE action = ? AND category = ? AND text = ? "
+                    "AND chunk_id IS ?",
+                    (action, category, text, chunk_id),
+                ).fetchone()
+                if row is not None:
+                    ids.append(int(row[0]))
+                    continue
+                if not recorded:
+                    history.record(conn, undo_label or f"{action} correction “{text}”")
+                    recorded = True
+                cursor = conn.execute(
+                    "INSERT INTO corrections (action, category, text, chunk_id, created_at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (action, category, text, chunk_id, _now()),
+                )
+                ids.append(int(cursor.lastrowid))
+        return ids
 
     def remove_correction(self, correction_id: int) -> bool:
-        """Delete one correction; False when it was already gone (e.g. removed in another tab)."""
+        """Delete one correction (undoable); False when it was already gone (another tab)."""
         with self._transaction() as conn:
-            cursor = conn.execute("DELETE FROM corrections WHERE id = ?", (int(correction_id),))
-            return cursor.rowcount > 0
+            row = conn.execute(
+                "SELECT text FROM corrections WHERE id = ?", (int(correction_id),)
+            ).fetchone()
+            if row is None:
+                return False
+            history.record(conn, f"remove correction “{row[0]}”")
+            conn.execute("DELETE FROM corrections WHERE id = ?", (int(correction_id),))
+            return True
+
+    def counts(self) -> dict[str, int]:
+        """Rows of the analyst's tables: corrections, decisions (all releases) and undo steps."""
+        with self._transaction(write=False) as conn:
+            return {t: int(conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0])
+                    for t in ("corrections", "decisions", "history")}
+
+    # --- undo ---------------------------------------------------------------------------------------
+    def undo(self) -> str | None:
+        """Take back the newest analyst action (settings, corrections, decisions); its label.
+
+        None when there is nothing to undo. Artifacts are caches keyed by content and stay.
+        """
+        with self._transaction() as conn:
+            return history.restore_latest(conn)
+
+    def history(self) -> list[dict[str, Any]]:
+        """The undoable actions, newest first (id, label, created_at); at most 20."""
+        with self._transaction(write=False) as conn:
+            return history.entries(conn)
 
     def corrections(self) -> list[dict[str, Any]]:
         """All corrections in the order they were made, as dicts with the table's columns."""
@@ -388,6 +444,7 @@ class Workspace:
         """Store several decisions of one release atomically: all of them or none."""
         _require_text("release_key", release_key)
         with self._transaction() as conn:
+            history.record(conn, f"{len(decisions)} review decision(s)")
             for pair_key, (decision, note) in decisions.items():
                 _check_decision(pair_key, decision, note)
                 conn.execute(
@@ -400,6 +457,7 @@ class Workspace:
     def remove_decision(self, release_key: str, pair_key: str) -> bool:
         """Return a pair to "undecided"; False when it had no decision."""
         with self._transaction() as conn:
+            history.record(conn, "reset a review decision")
             cursor = conn.execute(
                 "DELETE FROM decisions WHERE release_key = ? AND pair_key = ?",
                 (release_key, pair_key),
@@ -419,6 +477,7 @@ class Workspace:
     def clear_decisions(self, release_key: str) -> int:
         """Drop every decision of one release; returns how many there were."""
         with self._transaction() as conn:
+            history.record(conn, "clear all review decisions")
             cursor = conn.execute("DELETE FROM decisions WHERE release_key = ?", (release_key,))
             return cursor.rowcount
 

@@ -4,7 +4,7 @@ import streamlit as st
 
 from appkit.corpus_checks import show_corpus_problems
 from appkit.pipeline import load_source, pack_uploads
-from appkit.state import current, save_settings
+from appkit.state import bind, current, save_settings
 from appkit.views_prep import (
     ID_COLUMN,
     check_upload,
@@ -14,8 +14,12 @@ from appkit.views_prep import (
     identifier_html,
     identifier_legend,
     metadata_columns,
+    not_utf8,
+    table_columns_without_text,
+    to_utf8,
+    with_text_column,
 )
-from appkit.widgets import user_errors
+from appkit.widgets import md_text, user_errors
 from neswap_core.config import DEFAULT_PROTECT
 from neswap_core.errors import CorpusError
 from neswap_core.text.loading import check_swappable
@@ -37,17 +41,25 @@ def use_sample() -> None:
     save_settings(ws, corpus_source="sample", protect=DEFAULT_PROTECT)
 
 
-def accept_upload(files: list[tuple[str, bytes]]) -> None:
-    """Check the uploaded files, store them in the workspace and make them the corpus."""
+def accept_upload(files: list[tuple[str, bytes]], text_columns: dict) -> None:
+    """Check the uploaded files (already converted to UTF-8 if asked), store them in the
+    workspace and make them the corpus; the text column chosen is renamed ``text``."""
+    progress = st.progress(0.0, text="Reading the uploaded files…")
+    files = [(n, with_text_column(n, d, text_columns[n]) if n in text_columns else d)
+             for n, d in files]
+    progress.progress(0.3, text="Checking the transcripts (layout, metadata, text)…")
     try:
         probe = check_upload(files)
     except CorpusError as exc:
-        st.error(f"These files cannot be used: {exc}")
+        progress.empty()
+        st.error(f"These files cannot be used: {md_text(exc)}")
         return
+    progress.progress(0.8, text="Storing them in the workspace…")
     key, payload = pack_uploads(files)
     ws.put_artifact("upload", key, payload)
     protect = default_protect(list(metadata_columns(probe)), s["protect"]) or s["protect"]
     save_settings(ws, corpus_source=key, protect=protect)
+    progress.empty()
     st.rerun()
 
 
@@ -65,9 +77,10 @@ with st.container(border=True):
         st.markdown(
             "Accepted: **.txt** transcripts with a **manifest.csv** (one row per file: `doc_id` = "
             "file name without .txt, plus metadata columns such as `company`, `ticker`); **one "
-            "CSV or JSONL table** (a `text` column plus metadata columns); or **Motley Fool "
-            "JSON** calls. Optional `aliases.csv` / `executives.csv` improve identifier "
-            "suppression. Text must be UTF-8."
+            "CSV or JSONL table** (a text column plus metadata columns: you choose which column "
+            "holds the text); or **Motley Fool JSON** calls. Optional `aliases.csv` / "
+            "`executives.csv` improve identifier suppression. Text should be UTF-8; Windows-1252 "
+            "/ Latin-1 files can be converted."
         )
         uploads = st.file_uploader(
             "Transcript files",
@@ -75,8 +88,27 @@ with st.container(border=True):
             accept_multiple_files=True,
             key="uploads",
         )
+        chosen_files = [(f.name, f.getvalue()) for f in uploads or []]
+        convert = False
+        latin = not_utf8(chosen_files)
+        if latin:
+            st.warning(f"{len(latin)} file(s) are not UTF-8 ({md_text(', '.join(latin[:5]))}): "
+                       "they are probably in Windows-1252 or Latin-1, as older Windows tools "
+                       "save them.")
+            convert = st.checkbox("Convert them from Windows-1252 / Latin-1 to UTF-8",
+                                  key="convert_latin1",
+                                  help="Read every byte as Windows-1252 (Latin-1 for the few "
+                                  "bytes it leaves undefined). Check accents in the text below.")
+        chosen_files = [(n, to_utf8(d) if convert and n in latin else d) for n, d in chosen_files]
+        text_columns = {}
+        for name, cols in table_columns_without_text(chosen_files).items():
+            text_columns[name] = st.selectbox(
+                f"Column with the transcript text in {md_text(name)}", cols,
+                key=f"text_column::{name}",
+                help="The table has no column named 'text'; choose the one holding the "
+                "transcripts. The other columns become metadata.")
         if st.button("Use these files", type="primary", key="use_uploads"):
-            accept_upload([(f.name, f.getvalue()) for f in uploads or []])
+            accept_upload(chosen_files, text_columns)
     if not sample:
         st.button("Back to the bundled sample", on_click=use_sample, key="use_sample")
 
@@ -91,25 +123,31 @@ with user_errors():
     columns = metadata_columns(load_source(stage.source, ID_COLUMN, payload))
 
 options = [c for c in columns if c != ID_COLUMN] + [ID_COLUMN]
+
+
+def save_protect() -> None:
+    if st.session_state["protect"] is not None:
+        save_settings(ws, protect=st.session_state["protect"])
+
+
+bind("protect", s["protect"] if s["protect"] in options else None)
 chosen = st.selectbox(
-    "Metadata column to protect",
+    f"Metadata column to protect ({len(load_source(stage.source, ID_COLUMN, payload))} "
+    "documents)",
     options,
-    index=options.index(s["protect"]) if s["protect"] in options else None,
     format_func=lambda c: f"{c} ({columns[c]} distinct value{'s' if columns[c] != 1 else ''})",
     placeholder="Choose a column",
     help="The value swapping must hide (c_i in the paper), usually the company. Swaps only "
     "exchange entities between passages of documents with different values of this column.",
     key="protect",
+    on_change=save_protect,
 )
 if chosen is None or chosen not in columns:
     st.error(
-        f"The column to protect, {s['protect']!r}, is not in these files. Choose one of their "
-        f"metadata columns above ({', '.join(options)})."
+        f"The column to protect, {md_text(repr(s['protect']))}, is not in these files. Choose "
+        f"one of their metadata columns above ({md_text(', '.join(options))})."
     )
     st.stop()
-if chosen != s["protect"]:
-    save_settings(ws, protect=chosen)
-    st.rerun()
 
 with user_errors():
     raw = stage.corpus()
@@ -117,26 +155,25 @@ with user_errors():
     try:
         check_swappable(raw)
     except CorpusError as exc:
-        st.warning(f"{exc} You can still inspect the text below.")
+        st.warning(f"{md_text(exc)} You can still inspect the text below.")
     with st.spinner("Splitting sentences and measuring where the topic changes…"):
         chunked = stage.chunked()
 
 # --- chunking threshold --------------------------------------------------------------------------
 st.subheader("Documents and chunks")
 left, right = st.columns([3, 1])
+bind("threshold", int(round(float(s["threshold"]))))
 threshold = left.slider(
     "Chunking threshold (percentile 0–100)",
     min_value=0,
     max_value=100,
-    value=int(round(float(s["threshold"]))),
     step=1,
     key="threshold",
+    on_change=lambda: save_settings(ws, threshold=float(st.session_state["threshold"])),
     help="A new chunk starts where the meaning of consecutive sentences changes more than this "
     "percentile of all such changes in the document. Higher → fewer, longer chunks. The paper "
     "uses 75.",
 )
-if threshold != s["threshold"]:
-    save_settings(ws, threshold=float(threshold))
 n_chunks = chunked.n_chunks(threshold)
 right.metric(
     "Chunks at this threshold",

@@ -4,18 +4,20 @@ import plotly.express as px
 import streamlit as st
 
 from appkit.corpus_checks import show_corpus_problems
-from appkit.state import current, save_settings
+from appkit.state import bind, current, save_settings
+from appkit.views_entities import correction_form, entity_review
 from appkit.views_prep import (
     ROLE_HELP,
     chunk_label,
     chunks_with_categories,
     correction_matches,
+    document_numbers,
     entity_summary,
     filter_chunks,
     role_label,
     top_values,
 )
-from appkit.widgets import CATEGORY_COLORS, highlight, legend, user_errors
+from appkit.widgets import CATEGORY_COLORS, highlight, legend, md_text, user_errors
 from neswap_core.config import CATEGORIES, ROLES
 from neswap_core.errors import NeswapError
 from neswap_core.release.releases import category_combinations
@@ -39,8 +41,12 @@ with user_errors():
 records = ws.corrections()
 
 
+numbers = document_numbers(raw)
+
+
 def remove_correction(correction_id: int) -> None:
     ws.remove_correction(correction_id)
+    st.toast("Correction removed (Undo in the sidebar brings it back).")
 
 
 def show_corrections(matches: list[int] | None) -> None:
@@ -48,11 +54,15 @@ def show_corrections(matches: list[int] | None) -> None:
     if not records:
         st.caption("No corrections yet.")
     for i, rec in enumerate(records):
-        where = "everywhere" if rec["chunk_id"] is None else f"in {chunk_label(rec['chunk_id'])}"
+        where = ("everywhere" if rec["chunk_id"] is None
+                 else f"in {chunk_label(rec['chunk_id'], numbers)}")
         verb = "Add" if rec["action"] == "add" else "Drop"
-        effect = "" if matches is None else f" — changes {matches[i]} chunk(s)"
+        effect = "" if matches is None else f" — changes {matches[i]} passage(s)"
         left, right = st.columns([6, 1])
-        left.markdown(f"{verb} **{rec['text']}** as {rec['category']} {where}{effect}")
+        left.markdown(f"{verb} **{md_text(rec['text'])}** as {rec['category']} {where}{effect}")
+        if matches is not None and matches[i] == 0:
+            left.warning("This correction matches nothing in the current passages: check the "
+                         "spelling and case, or remove it.")
         right.button(
             "Remove",
             key=f"remove_correction_{rec['id']}",
@@ -64,7 +74,7 @@ def show_corrections(matches: list[int] | None) -> None:
 try:
     chunks = stage.chunks()
 except NeswapError as exc:
-    st.error(f"Your entity corrections cannot be applied: {exc}")
+    st.error(f"Your entity corrections cannot be applied: {md_text(exc)}")
     show_corrections(None)
     st.stop()
 
@@ -111,10 +121,10 @@ def save_roles() -> None:
 
 roles = {}
 for col, cat in zip(st.columns(len(CATEGORIES)), CATEGORIES, strict=True):
+    bind(f"role_{cat}", s["roles"].get(cat, "U"))
     roles[cat] = col.selectbox(
         cat,
         ROLES,
-        index=ROLES.index(s["roles"].get(cat, "U")),
         format_func=role_label,
         key=f"role_{cat}",
         on_change=save_roles,
@@ -155,7 +165,8 @@ cats = f1.multiselect(
     key="filter_categories",
     help="Show chunks with at least one entity of these categories (all if empty).",
 )
-docs = f2.multiselect("Document", sorted({c.doc_id for c in chunks}), key="filter_documents")
+docs = f2.multiselect("Document", list(numbers), key="filter_documents",
+                      format_func=lambda d: f"document {numbers[d]} · {d}")
 query = f3.text_input(
     "Text or value contains",
     key="filter_query",
@@ -173,48 +184,16 @@ st.markdown(legend(), unsafe_allow_html=True)
 with st.container(height=640, border=False):
     for ch in shown[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]:
         with st.container(border=True):
-            st.caption(f"**{chunk_label(ch.chunk_id)}** · {stage.protect}: {ch.protected}")
+            st.caption(f"**{chunk_label(ch.chunk_id, numbers)}** ({md_text(ch.doc_id)}) · "
+                       f"{md_text(stage.protect)}: {md_text(ch.protected)}")
             st.markdown(highlight(ch.text, ch.entities), unsafe_allow_html=True)
 
-# --- corrections --------------------------------------------------------------------------------
-st.subheader("Correct the entities")
-st.caption(
-    "Drop a wrongly detected entity or add a missed one (e.g. “iX” as a Product). The text "
-    "must match exactly (case-sensitive, whole words)."
-)
-with st.form("correction_form", clear_on_submit=True):
-    a, b, c = st.columns(3)
-    action = a.radio(
-        "Action",
-        ["add", "drop"],
-        horizontal=True,
-        key="corr_action",
-        format_func=lambda v: {"add": "Add a missed entity", "drop": "Drop a wrong entity"}[v],
-    )
-    category = b.selectbox("Category", CATEGORIES, key="corr_category")
-    text = c.text_input("Entity text", key="corr_text", placeholder="e.g. iX")
-    scope = a.radio("Where", ["everywhere", "this chunk"], horizontal=True, key="corr_scope")
-    previews = {ch.chunk_id: ch.text for ch in (shown or chunks)}
-    target = b.selectbox(
-        "Chunk (when “this chunk”)",
-        list(previews),
-        key="corr_chunk",
-        format_func=lambda c: f"{chunk_label(c)}: {previews[c][:50]}…",
-        help="The chunks matching the filters above.",
-    )
-    submitted = st.form_submit_button("Save correction", type="primary")
-if submitted:
-    text = (text or "").strip()
-    where = None if scope == "everywhere" else target
-    body = next((ch.text for ch in chunks if ch.chunk_id == where), None)
-    if not text:
-        st.error("Type the entity's text exactly as it appears in the chunk, e.g. iX.")
-    elif body is not None and text not in body:
-        st.error(f"“{text}” does not occur in chunk {where}. Check the spelling and the case.")
-    else:
-        with user_errors():
-            ws.add_correction(action, category, text, where)
-        st.rerun()
+# --- review and corrections ----------------------------------------------------------------------
+st.subheader("Review the entities")
+entity_review(ws, raw, chunks, numbers)
+st.subheader("Add a missed entity or drop a wrong one")
+correction_form(ws, chunks, shown, numbers)
+st.markdown("**Your corrections** (used by every later step; Undo in the sidebar)")
 show_corrections([correction_matches(raw, chunks, r) for r in records])
 
 # --- z ------------------------------------------------------------------------------------------
@@ -246,5 +225,6 @@ if j:
         for cat in j:
             st.markdown(
                 f"**{cat}:** "
-                + (", ".join(f"{v} ({n})" for v, n in top_values(chunks, cat)) or "none")
+                + (", ".join(f"{md_text(v)} ({n})" for v, n in top_values(chunks, cat))
+                   or "none")
             )

@@ -26,6 +26,7 @@ float32 is accepted and computed in float64; duplicates are allowed).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -145,9 +146,17 @@ class SphericalMixture(BaseEstimator):
         self.random_state = random_state
 
     # --- fitting -------------------------------------------------------------------------
-    def fit(self, X: np.ndarray, y: object = None) -> SphericalMixture:
-        """Fit the mixture to the rows of X (n × d embeddings); returns self."""
+    def fit(self, X: np.ndarray, y: object = None,
+            progress: Callable[[float, str], None] | None = None) -> SphericalMixture:
+        """Fit the mixture to the rows of X (n × d embeddings); returns self.
+
+        ``progress(fraction, message)`` is told after each EM iteration (fraction of
+        ``max_iter``, an upper bound: a converged fit jumps to 1).
+        """
         self._check_params()
+        self._on_step = None if progress is None else (
+            lambda i: progress(min(i / max(self.max_iter, 1), 1.0),
+                               f"EM iteration {i} of at most {self.max_iter}"))
         X = prepare_embeddings(X)
         n, d = X.shape
         K = self.n_components
@@ -162,7 +171,12 @@ class SphericalMixture(BaseEstimator):
         data = EMData(X, self.precision)
         state, first = self._best_start(data, rng)
         estep = run_em(data, state, self.family, max_steps=max(self.max_iter - state.n_iter, 0),
-                        tol=self.tol, min_weight=self.min_weight, first=first)
+                        tol=self.tol, min_weight=self.min_weight, first=first,
+                        on_step=self._on_step)
+        del self._on_step
+        if progress is not None:
+            progress(1.0, f"converged after {state.n_iter} EM iterations" if
+                     bool(state.converged[0]) else f"stopped at {state.n_iter} EM iterations")
         if data.Xp is not X:  # the returned parameters are evaluated in float64
             estep = e_step(data, state, self.family, exact=True)
             state.trace[-1] = estep[0].sum(axis=1)
@@ -193,7 +207,8 @@ class SphericalMixture(BaseEstimator):
             return state, estep
         steps = self.max_iter - state.n_iter
         estep = run_em(data, state, self.family, max_steps=min(SCREEN_ITER, steps) if diffuse
-                       else steps, tol=self.tol, min_weight=self.min_weight, first=estep)
+                       else steps, tol=self.tol, min_weight=self.min_weight, first=estep,
+                       on_step=self._on_step)
         best = np.array([int(np.argmax(state.trace[-1]))])
         return state.take(best), take_estep(estep, best)
 

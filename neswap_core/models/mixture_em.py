@@ -57,6 +57,8 @@ Annealing: see ``anneal``; the choice of starts: see ``mixture``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 try:  # MKL's float32 products; torch is installed for the embedding step (see EMData)
@@ -315,17 +317,20 @@ def m_step(data: EMData, post: np.ndarray, q: np.ndarray, state: EMState, family
 
 
 def run_em(data: EMData, state: EMState, family: str, *, max_steps: int, tol: float,
-           min_weight: float, first: tuple) -> tuple:
+           min_weight: float, first: tuple,
+           on_step: Callable[[int], None] | None = None) -> tuple:
     """EM steps until the leading run's relative log-likelihood change is at most ``tol``
     (a single run: until it converges), at most ``max_steps``.
 
     ``first`` is the E-step of the current state (already in the trace). Returns the E-step of
-    the final parameters.
+    the final parameters. ``on_step(n_iter)`` is called after each step (progress display).
     """
     estep = first
     for _ in range(max_steps):
         m_step(data, estep[1], estep[2], state, family, min_weight)
         state.n_iter += 1
+        if on_step is not None:
+            on_step(state.n_iter)
         estep = e_step(data, state, family)
         state.trace.append(estep[0].sum(axis=1))
         prev, last = state.trace[-2], state.trace[-1]

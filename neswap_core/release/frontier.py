@@ -122,3 +122,27 @@ def describe_release(row: pd.Series) -> str:
         f"{row['combination']}, {int(row['swaps'])} swaps, r = {100 * row['swap_rate']:.1f}%: "
         f"DR {row['dr']:.3f}, DU {row['du']:.4f}"
     )
+
+
+#: Share of the largest achievable risk reduction the default trade-off line asks for.
+DEFAULT_RISK_REDUCTION = 0.5
+
+
+def default_offset(
+    table: pd.DataFrame, share: float = DEFAULT_RISK_REDUCTION, utility: str = "du", risk: str = "dr"
+) -> float:
+    """Offset c of the default flat line (a = 0): the DR that removes ``share`` of the largest
+    risk reduction any frontier release achieves, so the line is always reached (SPEC §7).
+
+    A fixed c (the paper's 0.97) can lie below every release of a corpus whose risk is
+    already low; this one picks the most useful release among those at least halfway from
+    "no protection" (the highest frontier DR) to the safest release.
+    """
+    if table is None or len(table) == 0:
+        return 1.0
+    du, dr = table[utility].to_numpy(float), table[risk].to_numpy(float)
+    front = frontier_mask(du, dr) & np.isfinite(dr)
+    if not front.any():
+        return 1.0
+    low, high = float(dr[front].min()), float(dr[front].max())
+    return float(np.round(high - share * (high - low), 6))
