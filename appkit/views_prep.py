@@ -320,11 +320,11 @@ def correction_matches(raw: Sequence[Chunk], fixed: Sequence[Chunk], record: dic
 
 
 # --- clusters ----------------------------------------------------------------------------------
-def fit_with_warnings(stage) -> tuple[object, list[str]]:
+def fit_with_warnings(stage, progress=None) -> tuple[object, list[str]]:
     """The stage's fitted mixture and the texts of warnings raised while fitting it."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fitted = stage.mixture()
+        fitted = stage.mixture(progress)
     return fitted, sorted({str(w.message) for w in caught})
 
 
@@ -408,3 +408,38 @@ def typical_chunks(
 def cached_pca(key: str, _x: np.ndarray) -> np.ndarray:
     """``pca_2d`` cached by the embeddings' key."""
     return pca_2d(_x)
+
+
+def cluster_keywords(texts: Sequence[str], labels: np.ndarray, n_clusters: int,
+                     k: int = 6) -> list[list[str]]:
+    """Each cluster's most characteristic words: highest mean TF-IDF in its chunks minus the
+    mean over the other chunks (English stop words and placeholders left out)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    cleaned = [re.sub(PLACEHOLDER_PATTERN, " ", t) for t in texts]
+    labels = np.asarray(labels)
+    try:
+        vec = TfidfVectorizer(stop_words="english", sublinear_tf=True, min_df=2,
+                              token_pattern=r"(?u)\b[^\W\d_][\w'-]{2,}\b")
+        matrix = vec.fit_transform(cleaned)
+    except ValueError:  # empty vocabulary (tiny corpus)
+        return [[] for _ in range(n_clusters)]
+    words = vec.get_feature_names_out()
+    out = []
+    for c in range(n_clusters):
+        inside = labels == c
+        if not inside.any():
+            out.append([])
+            continue
+        score = np.asarray(matrix[inside].mean(axis=0)).ravel()
+        if (~inside).any():
+            score = score - np.asarray(matrix[~inside].mean(axis=0)).ravel()
+        top = np.argsort(-score, kind="stable")[:k]
+        out.append([str(words[i]) for i in top if score[i] > 0])
+    return out
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def cached_keywords(key: str, _texts: Sequence[str], _labels: np.ndarray, n_clusters: int):
+    """``cluster_keywords`` cached by the mixture's key."""
+    return cluster_keywords(_texts, _labels, n_clusters)

@@ -5,16 +5,18 @@ import plotly.express as px
 import streamlit as st
 
 from appkit.corpus_checks import show_corpus_problems
-from appkit.state import current, save_settings
+from appkit.state import bind, current, save_settings
 from appkit.views_prep import (
+    cached_keywords,
     cached_pca,
     chunk_label,
     cluster_table,
+    document_numbers,
     fit_with_warnings,
     map_frame,
     typical_chunks,
 )
-from appkit.widgets import highlight, user_errors
+from appkit.widgets import highlight, md_text, progress_display, user_errors
 from neswap_core.config import PAPER_MIN_WEIGHTS
 
 FAMILIES = {"pkb": "PKB (Poisson kernel-based)", "scauchy": "Spherical Cauchy"}
@@ -35,6 +37,26 @@ with user_errors():
     with st.spinner("Embedding the chunks (placeholders applied for 'must change' categories)…"):
         chunks, x = stage.pre_swap()
 n = len(chunks)
+numbers = document_numbers(chunks)
+FIT_FIELDS = {"family": s["family"], "n_components": int(s["n_components"]),
+              "min_weight": float(s["min_weight"]), "mixture_seed": int(s["mixture_seed"]),
+              "n_init": int(s["n_init"]), "max_iter": int(s["max_iter"])}
+for field, value in FIT_FIELDS.items():  # the workspace's values (other tabs, undo)
+    bind(field, value)
+
+
+def request_fit() -> None:
+    """Submit callback: save the form's settings first (so the rerun shows them), then fit."""
+    values = {f: st.session_state[f] for f in FIT_FIELDS}
+    if int(values["n_components"]) > n:
+        st.session_state["fit_error"] = int(values["n_components"])
+        return
+    save_settings(ws, family=values["family"], n_components=int(values["n_components"]),
+                  min_weight=float(values["min_weight"]),
+                  mixture_seed=int(values["mixture_seed"]), n_init=int(values["n_init"]),
+                  max_iter=int(values["max_iter"]))
+    st.session_state["fit_requested"] = True
+
 
 # --- settings and fit ------------------------------------------------------------------------------
 with st.form("fit_form"):
@@ -42,7 +64,6 @@ with st.form("fit_form"):
     family = c1.selectbox(
         "Distribution family",
         list(FAMILIES),
-        index=list(FAMILIES).index(s["family"]),
         format_func=FAMILIES.get,
         key="family",
         help="Shape of each cluster on the unit sphere. PKB and spherical Cauchy are the two "
@@ -52,7 +73,6 @@ with st.form("fit_form"):
         f"Number of clusters K (1–{n})",
         min_value=1,
         max_value=1000,
-        value=int(s["n_components"]),
         step=1,
         key="n_components",
         help="More clusters → smaller, more homogeneous groups, but fewer possible swaps. The "
@@ -61,7 +81,6 @@ with st.form("fit_form"):
     eps = c3.selectbox(
         "Minimum cluster weight ε (proportion)",
         sorted({*MIN_WEIGHTS, float(s["min_weight"])}),
-        index=sorted({*MIN_WEIGHTS, float(s["min_weight"])}).index(float(s["min_weight"])),
         format_func=lambda v: f"{v:g}",
         key="min_weight",
         help="Clusters whose share of the chunks falls below ε during fitting are dropped. The "
@@ -72,7 +91,6 @@ with st.form("fit_form"):
         "Random seed",
         min_value=0,
         max_value=2**31 - 1,
-        value=int(s["mixture_seed"]),
         step=1,
         key="mixture_seed",
         help="Same seed and settings → the same clusters.",
@@ -81,7 +99,6 @@ with st.form("fit_form"):
         "Restarts (1–50)",
         min_value=1,
         max_value=50,
-        value=int(s["n_init"]),
         step=1,
         key="n_init",
         help="The fit is run from this many random starts and the one "
@@ -91,38 +108,26 @@ with st.form("fit_form"):
         "Max. iterations per restart (10–5000)",
         min_value=10,
         max_value=5000,
-        value=int(s["max_iter"]),
         step=10,
         key="max_iter",
         help="Upper bound on EM steps; raise it if the fit does not converge.",
     )
-    submitted = st.form_submit_button("Fit clusters", type="primary")
+    st.form_submit_button("Fit clusters", type="primary", on_click=request_fit)
 
-if submitted:
-    if k > n:
-        st.error(
-            f"K = {k} clusters but only {n} chunks: choose K of at most {n}; clusters of "
-            f"a few chunks each (e.g. K ≤ {max(1, n // 5)}) leave room for swaps."
-        )
-        st.stop()
-    save_settings(
-        ws,
-        family=family,
-        n_components=int(k),
-        min_weight=float(eps),
-        mixture_seed=int(seed),
-        n_init=int(restarts),
-        max_iter=int(max_iter),
+too_many = st.session_state.pop("fit_error", None)
+if too_many is not None:
+    st.error(
+        f"K = {too_many} clusters but only {n} chunks: choose K of at most {n}; clusters of "
+        f"a few chunks each (e.g. K ≤ {max(1, n // 5)}) leave room for swaps."
     )
-    stage = current()
-    s = stage.settings
+    st.stop()
+if st.session_state.pop("fit_requested", False):
     with st.status(
         f"Fitting {k} clusters ({FAMILIES[family]}, {restarts} restarts)…", expanded=True
     ) as status:
-        bar = st.progress(0.1, text="Starting the EM algorithm…")
+        show = progress_display("Fitting the clusters")
         with user_errors():
-            _, fit_warnings = fit_with_warnings(stage)
-        bar.progress(1.0, text="Done")
+            _, fit_warnings = fit_with_warnings(stage, show)
         status.update(
             label="Clusters fitted and saved in the workspace", state="complete", expanded=False
         )
@@ -176,7 +181,7 @@ if collapsed:
         "Such clusters rarely allow swaps; try another seed or a smaller K."
     )
 for text in st.session_state.get(f"fit_warnings_{stage.mixture_key}", []):
-    st.caption(f"Note from the fit: {text}")
+    st.caption(f"Note from the fit: {md_text(text)}")
 if len(trace):
     fig = px.line(
         x=np.arange(len(trace)),
@@ -191,6 +196,9 @@ if len(trace):
 # --- clusters -------------------------------------------------------------------------------------
 st.subheader("Clusters")
 table = cluster_table(mixture, labels, chunks, stage.protect)
+keywords = cached_keywords(stage.mixture_key, [ch.text for ch in chunks], labels,
+                           int(mixture.n_components_))
+table.insert(1, "characteristic words", [", ".join(w) for w in keywords])
 distinct = f"distinct {stage.protect}"
 st.dataframe(
     table,
@@ -209,8 +217,24 @@ st.dataframe(
         distinct: st.column_config.NumberColumn(
             help=f"Different values of {stage.protect!r} in the cluster: swaps need at least 2"
         ),
+        "characteristic words": st.column_config.TextColumn(
+            help="Words much more frequent in this cluster's passages than in the others "
+            "(TF-IDF of its passages minus that of the rest)"
+        ),
     },
 )
+with st.expander("What each cluster is about: characteristic words and a typical passage",
+                 expanded=True):
+    for c, words in enumerate(keywords):
+        members = typical_chunks(chunks, labels, proba, c, k=1)
+        if not members:
+            continue
+        typical = " ".join(members[0].text.split())
+        typical = typical if len(typical) <= 220 else typical[:220].rstrip() + "…"
+        st.markdown(f"**Cluster {c}** ({int(table.loc[c, 'chunks'])} passages) — "
+                    f"{md_text(', '.join(words)) or 'no distinctive words'}  \n"
+                    f"Typical passage ({chunk_label(members[0].chunk_id, numbers)}): "
+                    f"“{md_text(typical)}”")
 lonely = int((table[distinct] < 2).sum())
 if lonely:
     st.caption(
@@ -272,7 +296,8 @@ pick = st.selectbox(
     "Cluster",
     options,
     key="sample_cluster",
-    format_func=lambda c: f"cluster {c} ({int(table.loc[c, 'chunks'])} chunks)",
+    format_func=lambda c: f"cluster {c} ({int(table.loc[c, 'chunks'])} passages): "
+    f"{', '.join(keywords[c][:4])}",
 )
 st.caption(
     "The most typical chunks of the cluster (highest membership probability), one per "
@@ -280,5 +305,6 @@ st.caption(
 )
 for ch in typical_chunks(chunks, labels, proba, int(pick) if pick is not None else -1):
     with st.container(border=True):
-        st.caption(f"**{chunk_label(ch.chunk_id)}** · {stage.protect}: {ch.protected}")
+        st.caption(f"**{chunk_label(ch.chunk_id, numbers)}** ({md_text(ch.doc_id)}) · "
+                   f"{md_text(stage.protect)}: {md_text(ch.protected)}")
         st.markdown(highlight(ch.text, ch.entities), unsafe_allow_html=True)

@@ -1,0 +1,128 @@
+"""Fast tests of the app's pure helpers (issue 13): safe text, one number format, the default
+trade-off line, undo history, the pinned release's corpus, uploads and cluster descriptions."""
+
+from __future__ import annotations
+
+import markdown_it
+import numpy as np
+import pandas as pd
+import pytest
+
+from appkit.state import PINNED_FOR, save_settings, settings
+from appkit.views_prep import (
+    chunk_label,
+    cluster_keywords,
+    not_utf8,
+    table_columns_without_text,
+    to_utf8,
+    with_text_column,
+)
+from appkit.widgets import fmt_number, html_text, md_text
+from neswap_core.release.frontier import choose_release, default_offset
+from neswap_core.store import Workspace
+
+EVIL = "[HPE](https://evil.example) **Enterprise** <a href='https://evil.example'>x</a> " \
+       "https://evil.example :red[y] $x$\n\n[z](https://evil.example)"
+#: CommonMark with raw HTML allowed: what ``unsafe_allow_html`` renders (GitHub's autolinks
+#: need a bare "https://", which the escaping breaks: checked separately).
+MD = markdown_it.MarkdownIt("commonmark", {"html": True})
+
+
+def test_md_text_renders_corpus_strings_as_plain_text():
+    html = MD.render(f"Company: {md_text(EVIL)}")
+    assert "<a" not in html and "<strong>" not in html and "<script" not in html
+    assert "HPE" in html and "evil" in html  # the text itself is still shown
+    assert "https://" not in md_text(EVIL) and "https&#58;&#47;&#47;" in html_text(EVIL)
+
+
+def test_html_text_survives_a_blank_line_inside_our_html():
+    # A blank line ends a Markdown HTML block: the rest would be parsed as Markdown (the bug
+    # that made the company a live link on the Clusters and Swaps pages).
+    html = MD.render(f"<div style='white-space:pre-wrap'>{html_text(EVIL)}</div>")
+    assert "<a" not in html and "<strong>" not in html
+    assert "&#91;HPE&#93;" in html
+
+
+@pytest.mark.parametrize(("value", "digits", "text"), [
+    (2.836e17, 3, "2.84 × 10¹⁷"), (3.749e-3, 3, "0.00375"), (0.99873, 4, "0.9987"),
+    (1234.0, 3, "1,234"), (12.5, 3, "12.5"), (1e-5, 2, "1.0 × 10⁻⁵"), (None, 3, "–"),
+])
+def test_one_number_format(value, digits, text):
+    assert fmt_number(value, digits) == text
+
+
+def test_default_line_is_reached_and_halfway():
+    table = pd.DataFrame({"du": [1.0, 0.99, 0.98, 0.97], "dr": [1.0, 0.999, 0.998, 0.997],
+                          "swaps": [1, 2, 3, 4]})
+    c = default_offset(table)
+    assert c == pytest.approx(0.9985)
+    pick = choose_release(table, 0.0, c)
+    assert pick.line_reached and pick.index == 2
+    assert not choose_release(table, 0.0, 0.97).line_reached  # the old default c
+
+
+def test_undo_takes_back_the_last_actions_in_order(tmp_path):
+    ws = Workspace.open(tmp_path / "ws")
+    ws.update_settings({"threshold": 80.0}, undo_label="change threshold")
+    first = ws.add_correction("add", "Product", "iX")
+    assert ws.add_correction("add", "Product", "iX") == first  # double click: stored once
+    assert [h["label"] for h in ws.history()][:2] == ["add correction “iX”", "change threshold"]
+    ws.remove_correction(first)
+    assert ws.corrections() == []
+    assert ws.undo() == "remove correction “iX”"
+    assert [c["text"] for c in ws.corrections()] == ["iX"]
+    ws.set_decisions("r", {"a|b": ("reject", "")})
+    ws.clear_decisions("r")
+    assert ws.decisions("r") == {}
+    assert ws.undo() == "clear all review decisions"
+    assert ws.decisions("r") == {"a|b": ("reject", "")}
+    ws.undo(), ws.undo(), ws.undo()
+    assert ws.corrections() == [] and ws.get_setting("threshold") is None
+    assert ws.undo() is None
+
+
+def test_history_keeps_the_last_20(tmp_path):
+    ws = Workspace.open(tmp_path / "ws")
+    for i in range(25):
+        ws.update_settings({"seed": i}, undo_label=f"seed {i}")
+    labels = [h["label"] for h in ws.history()]
+    assert len(labels) == 20 and labels[0] == "seed 24" and labels[-1] == "seed 5"
+
+
+def test_pinned_release_belongs_to_its_corpus(tmp_path):
+    ws = Workspace.open(tmp_path / "ws")
+    save_settings(ws, chosen_release="Organization + Person @ 7")
+    assert settings(ws)["chosen_release"] == "Organization + Person @ 7"
+    assert ws.get_setting(PINNED_FOR) == "sample|company"
+    save_settings(ws, corpus_source="upload:abc")  # a new corpus: nothing pinned
+    assert settings(ws)["chosen_release"] is None
+    ws.update_settings({"corpus_source": "sample"})  # even if the old setting came back
+    ws.update_settings({"chosen_release": "Organization + Person @ 7"})
+    ws.update_settings({"corpus_source": "upload:def"})
+    assert settings(ws)["chosen_release"] is None
+    assert ws.undo() is not None  # the corpus change is undoable
+
+
+def test_latin1_upload_is_detected_and_converted():
+    raw = "doc_id,company,transcript\nA,Café,Crème brûlée in Zürich.\n".encode("cp1252")
+    assert not_utf8([("t.csv", raw), ("ok.csv", b"doc_id\n")]) == ["t.csv"]
+    fixed = to_utf8(raw)
+    assert "Café" in fixed.decode("utf-8") and to_utf8(b"\x81\xe9").decode() == "\x81é"
+    columns = table_columns_without_text([("t.csv", fixed), ("manifest.csv", b"doc_id\n")])
+    assert columns == {"t.csv": ["doc_id", "company", "transcript"]}
+    renamed = with_text_column("t.csv", fixed, "transcript")
+    assert renamed.decode().splitlines()[0] == "doc_id,company,text"
+
+
+def test_chunk_labels_never_show_internal_ids():
+    assert chunk_label("APH_q3_2021#0000", {"APH_q3_2021": 3}) == "document 3, passage 1"
+    assert "#" not in chunk_label("weird id")
+
+
+def test_cluster_keywords_name_each_topic():
+    texts = ["revenue guidance margin outlook growth"] * 3 + ["dividend buyback shares cash"] * 3
+    texts = [t + f" filler{i % 2}" for i, t in enumerate(texts)]
+    words = cluster_keywords(texts, np.array([0, 0, 0, 1, 1, 1]), 2, k=3)
+    assert set(words[0]) <= {"revenue", "guidance", "margin", "outlook", "growth"}
+    assert set(words[1]) <= {"dividend", "buyback", "shares", "cash"}
+    assert len(words[0]) == len(words[1]) == 3
