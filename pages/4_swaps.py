@@ -6,7 +6,7 @@ from appkit import views_plans as vp
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
 from appkit.state import current, save_settings
-from appkit.widgets import legend, user_errors
+from appkit.widgets import legend, md_text, user_errors
 
 PAIRS_PER_PAGE = 10
 
@@ -140,12 +140,13 @@ for view in views[(page - 1) * PAIRS_PER_PAGE: page * PAIRS_PER_PAGE]:
     with st.container(border=True, key=f"pair_{rec.step}"):
         status = STATUS[release.decision(rec)]
         st.markdown(f"**Pair {rec.step}** {status} · cluster {rec.cluster} · similarity "
-                    f"{view.similarity:.2f} · swapped: {view.exchange_text()}",
+                    f"{view.similarity:.2f} · swapped: {md_text(view.exchange_text())}",
                     help="Similarity: cosine of the two passages' embeddings before the swap "
                     "(1 = same meaning). Both passages are in the same cluster.")
         for side, column in enumerate(st.columns(2)):
-            column.caption(f"Document **{(rec.doc_a, rec.doc_b)[side]}** · {s['protect']}: "
-                           f"**{(rec.protected_a, rec.protected_b)[side]}**")
+            column.caption(f"Document **{md_text((rec.doc_a, rec.doc_b)[side])}** · "
+                           f"{md_text(s['protect'])}: "
+                           f"**{md_text((rec.protected_a, rec.protected_b)[side])}**")
         released = release.decision(rec) != "reject"
         after_label = "AFTER · as released" if released else "AFTER · rejected: not in the release"
         for after, label in ((False, "BEFORE"), (True, after_label)):

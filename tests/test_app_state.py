@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "app"
 TIMEOUT = 600
 SMALL = {"max_swaps": 5, "n_components": 2, "n_init": 1}
-PAGES = ["1_corpus", "2_entities", "3_clusters", "4_swaps", "5_frontier", "6_export"]
+PAGES = ["1_corpus", "2_entities", "3_clusters", "4_swaps", "5_frontier", "6_export", "7_check"]
 MD = markdown_it.MarkdownIt("commonmark", {"html": True})
 
 
