@@ -130,9 +130,12 @@ def role_inputs(key: str, _chunks: list[Chunk], _x: np.ndarray, _roles: dict) ->
     return release_inputs(_chunks, _x, _roles, embedder().encode)
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
 def mixture(key: str, _x: np.ndarray, _config: RunConfig, _progress: Callable | None = None):
-    """The fitted SphericalMixture for these embeddings and settings (progress per EM step)."""
+    """Fit the SphericalMixture for these embeddings and settings (progress per EM step).
+
+    Not a Streamlit cache: the progress display lives outside it and a cache would replay it.
+    The result is kept in the workspace and read back through ``_stored_mixture`` (cached).
+    """
     return fit_mixture(_x, _config, _progress)
 
 
@@ -252,9 +255,9 @@ class Stage:
         if stored is not None:
             return _stored_mixture(key, stored)
         _, x = self.pre_swap()
-        fitted = mixture(key, x, self.config, progress)
-        self.workspace.put_artifact("mixture", key, pickle.dumps(fitted))
-        return fitted
+        payload = pickle.dumps(mixture(key, x, self.config, progress))
+        self.workspace.put_artifact("mixture", key, payload)
+        return _stored_mixture(key, payload)
 
     @property
     def sweep_key(self) -> str:
@@ -288,22 +291,27 @@ class Stage:
         return candidates(self.plans_key, self.sweep(), self.config, None, progress)
 
     def table(self, population: float | None = None) -> pd.DataFrame:
-        """The releases table; the first time, also the default trade-off line (see below)."""
         n = float(population if population is not None else self.settings["population"])
-        table = release_table(self.sweep_key, n, self.sweep())
-        self._default_line(table)
-        return table
+        return release_table(self.sweep_key, n, self.sweep())
 
-    def _default_line(self, table: pd.DataFrame) -> None:
-        """Until the analyst moves the line, c is ``frontier.default_offset`` (always reached:
-        half of the largest risk reduction), stored so every page and run.toml use the same c."""
-        if "trade_off_c" in self.workspace.settings() or not len(table):
-            return
+    def __post_init__(self) -> None:
+        if hasattr(self.settings, "resolve"):
+            self.settings.resolve = self.default_offset
+
+    def default_offset(self) -> float:
+        """Offset c of the default line, until the analyst moves it: ``frontier.default_offset``
+        (always reached: half of the largest risk reduction), stored so that every page, tab
+        and run.toml use the same c from the first time any page asks for it."""
         from neswap_core.release.frontier import default_offset
 
+        from .widgets import progress_display
+
+        table = release_table(self.sweep_key, float(self.settings["population"]),
+                              self.sweep(progress_display("Building candidate releases")))
         c = default_offset(table)
-        self.workspace.update_settings({"trade_off_c": c, "trade_off_a": 0.0})
-        self.settings.update(trade_off_c=c, trade_off_a=0.0)
+        if len(table):
+            self.workspace.update_settings({"trade_off_c": c})
+        return c
 
     def pitman(self, population: float | None = None) -> pd.DataFrame:
         n = float(population if population is not None else self.settings["population"])

@@ -71,11 +71,28 @@ def settings(ws: Workspace) -> dict[str, Any]:
     corpus (or another protected column) reads as None, so a new upload never inherits it.
     """
     stored = ws.settings()
-    out = {**DEFAULT_SETTINGS, **stored}
+    out = Settings({**DEFAULT_SETTINGS, **stored})
     out["roles"] = {**DEFAULT_SETTINGS["roles"], **stored.get("roles", {})}
     if stored.get(PINNED_FOR) != corpus_fingerprint(out):
         out["chosen_release"] = None
+    if "trade_off_c" not in stored:
+        del out["trade_off_c"]  # resolved on first use: see Settings
     return out
+
+
+class Settings(dict):
+    """The settings of one script run. Until the analyst sets the trade-off line, reading
+    ``trade_off_c`` asks ``resolve`` (the Stage's default offset, computed from the releases
+    and then stored), so the first run of every page already uses the default line."""
+
+    resolve = None
+
+    def __missing__(self, key: str) -> Any:
+        if key == "trade_off_c":
+            value = self.resolve() if self.resolve is not None else DEFAULT_SETTINGS[key]
+            self[key] = value
+            return value
+        raise KeyError(key)
 
 
 #: Setting that records which corpus the pinned release belongs to.

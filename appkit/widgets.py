@@ -146,28 +146,30 @@ def user_errors(stop: bool = True) -> Iterator[None]:
             st.stop()
 
 
-def progress_display(label: str, container=None):
+def progress_display(label: str):
     """A ``progress(fraction, message)`` callback drawing stage, percent and time left.
 
     Time left is extrapolated from the elapsed time once 5 % is done; the bar disappears at
-    1.0. Used for every step that can take more than two seconds.
+    1.0. The bar is created at the first call (inside a cached computation, so that Streamlit
+    can replay it). Used for every step that can take more than two seconds.
     """
     import time
 
-    where = container if container is not None else st
-    bar = where.progress(0.0, text=f"{label}: starting…")
+    holder: list = []
     start = time.perf_counter()
 
     def progress(fraction: float, message: str) -> None:
+        if not holder:
+            holder.append(st.empty())
         fraction = min(max(float(fraction), 0.0), 1.0)
         if fraction >= 1.0:
-            bar.empty()
+            holder[0].empty()
             return
         elapsed = time.perf_counter() - start
         left = ""
         if fraction >= 0.05 and elapsed > 1.0:
             left = f" · about {max(elapsed / fraction * (1 - fraction), 1):.0f} s left"
-        bar.progress(fraction, text=f"{label}: {message} — {100 * fraction:.0f} %{left}")
+        holder[0].progress(fraction, text=f"{label}: {message} — {100 * fraction:.0f} %{left}")
 
     return progress
 

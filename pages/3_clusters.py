@@ -198,7 +198,7 @@ st.subheader("Clusters")
 table = cluster_table(mixture, labels, chunks, stage.protect)
 keywords = cached_keywords(stage.mixture_key, [ch.text for ch in chunks], labels,
                            int(mixture.n_components_))
-table.insert(1, "characteristic words", [", ".join(w) for w in keywords])
+table["characteristic words"] = [", ".join(w) for w in keywords]
 distinct = f"distinct {stage.protect}"
 st.dataframe(
     table,
