@@ -1,9 +1,11 @@
-"""End-to-end: the dashboard in a real headless Chromium, corpus → frontier (issue 5).
+"""End-to-end: the dashboard in a real headless Chromium, corpus → check (issues 5 and 13).
 
 Starts ``streamlit run app.py`` on a free local port with a fresh workspace, clicks through the
 sidebar navigation with Debian's Chromium (never a downloaded browser), checks that the frontier
-chart and the chosen-release sentence are on the page and that no page shows a traceback, and
-saves one screenshot per page under ``tests/artifacts/`` (git-ignored).
+chart and the chosen-release sentence are on the page and that no page shows a traceback,
+double-clicks *Save correction* (stored once, no error), records every request the page makes
+(none may leave 127.0.0.1: no font or icon CDN) and saves one screenshot per page under
+``tests/artifacts/`` (git-ignored).
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ PAGES = [
     ("Export", "6_export"),
     ("Check", "7_check"),
 ]
+#: Schemes a page may load besides the local server (inline images, blobs of downloads).
+LOCAL_SCHEMES = ("data:", "blob:", "about:")
 PAGE_TIMEOUT_MS = 300_000  # a cold server embeds and tags the sample once
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -106,7 +110,7 @@ def server(tmp_path):
     try:
         url = f"http://127.0.0.1:{port}"
         _wait_healthy(url, proc, log)
-        yield url, log
+        yield url, log, folder
     finally:
         _stop(proc)
 
@@ -134,16 +138,18 @@ def _screenshot(page, path: Path) -> None:
     page.set_viewport_size({"width": 1440, "height": 1000})
 
 
-def test_corpus_to_frontier_in_chromium(server):
+def test_corpus_to_check_in_chromium(server):
     from playwright.sync_api import sync_playwright
 
-    url, log = server
+    url, log, folder = server
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS,
                                      headless=True)
         try:
             page = browser.new_page(viewport={"width": 1440, "height": 1000})
+            requests: list[str] = []
+            page.on("request", lambda req: requests.append(req.url))
             page.goto(url, timeout=PAGE_TIMEOUT_MS)
             page.get_by_role("heading", name="Corpus").first.wait_for(timeout=PAGE_TIMEOUT_MS)
             _wait_until_idle(page)
@@ -153,6 +159,8 @@ def test_corpus_to_frontier_in_chromium(server):
                 _screenshot(page, ARTIFACTS / f"{name}.png")
                 errors = page.locator("[data-testid='stException']")
                 assert errors.count() == 0, f"{title}: {errors.first.inner_text()}"
+                if title == "Entities & roles":
+                    _double_click_save_correction(page, folder)
                 if title == "Risk–utility frontier":
                     chart = page.locator("[data-testid='stPlotlyChart'] .js-plotly-plot")
                     chart.first.wait_for(timeout=PAGE_TIMEOUT_MS)
@@ -177,3 +185,18 @@ def test_corpus_to_frontier_in_chromium(server):
         finally:
             browser.close()
     assert "Traceback" not in log.read_text()
+    outside = sorted({u for u in requests if not u.startswith((url, *LOCAL_SCHEMES))})
+    assert not outside, f"requests left 127.0.0.1: {outside[:10]}"
+    assert any(u.startswith(url) for u in requests)
+
+
+def _double_click_save_correction(page, folder: Path) -> None:
+    """Type a correction and double-click *Save correction*: stored once, no error shown."""
+    page.get_by_label("Entity text").fill("SummerSlam")
+    page.get_by_role("button", name="Save correction").dblclick()
+    _wait_until_idle(page)
+    page.wait_for_timeout(1000)
+    _wait_until_idle(page)
+    assert page.locator("[data-testid='stAlertContentError']").count() == 0
+    stored = [c["text"] for c in Workspace.open(folder).corrections()]
+    assert stored == ["SummerSlam"], stored
