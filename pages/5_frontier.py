@@ -78,7 +78,8 @@ def save_slope(pivot: float) -> None:
     """Rotate the line around the chart's centre: keep its height at the pivot DU."""
     a_new = float(st.session_state["frontier_a"])
     a_old, c_old = float(s["trade_off_a"]), float(s["trade_off_c"])
-    save_settings(ws, trade_off_a=a_new, trade_off_c=round(c_old + (a_old - a_new) * pivot, 4))
+    c_new = max(round(c_old + (a_old - a_new) * pivot, 4), 0.0)  # a risk bound is never < 0
+    save_settings(ws, trade_off_a=a_new, trade_off_c=c_new)
 
 
 def save_offset() -> None:
@@ -89,9 +90,11 @@ a = float(s["trade_off_a"])
 c = float(s["trade_off_c"])
 low, high, pivot = vf.slider_bounds(table, a)
 low, high = min(low, c), max(high, c)
+# Steeper than the line's height at the pivot over the pivot would send c below 0.
+a_max = max(a, min(A_MAX, int(2 * (c + a * pivot) / max(pivot, 1e-9)) / 2), 0.5)
 with controls[1]:
     st.session_state["frontier_a"] = a
-    st.slider("Slope a of the line (≥ 0)", 0.0, A_MAX, step=0.5, key="frontier_a",
+    st.slider("Slope a of the line (≥ 0)", 0.0, a_max, step=0.5, key="frontier_a",
               on_change=save_slope, args=(pivot,),
               help="a = 0: accept any release whose risk DR is at most c (the paper's choice). "
               "a > 0: accept more risk for more utility. Changing a turns the line around the "

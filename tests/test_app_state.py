@@ -216,3 +216,14 @@ def test_clusters_are_described_by_words_and_a_typical_passage(workspace):
     table = next(d.value for d in at.dataframe if "characteristic words" in d.value.columns)
     assert (table["characteristic words"].str.len() > 0).all()
     assert any("Typical passage" in m.value for m in at.markdown)
+
+
+def test_the_slope_slider_cannot_send_the_offset_below_zero(workspace):
+    Workspace.open(workspace).update_settings({"max_swaps": 10, "n_components": 5, "n_init": 1})
+    at = app("5_frontier")
+    for _ in range(4):  # four presses at the far right, as in the issue
+        slope = at.slider(key="frontier_a")
+        slope.set_value(slope.max).run()
+        assert not at.exception
+        assert Workspace.open(workspace).get_setting("trade_off_c") >= 0.0
+    assert at.slider(key="frontier_a").max <= 100.0
