@@ -123,15 +123,17 @@ def test_offset_slider_moves_the_chosen_release(workspace):
 def test_slope_turns_the_line_around_the_chart_centre(workspace):
     at = run_page("5_frontier")
     c0 = at.slider(key="frontier_c").value
-    at.slider(key="frontier_a").set_value(10.0).run()
+    slope = at.slider(key="frontier_a").max  # the steepest slope that keeps c >= 0 (issue 13)
+    at.slider(key="frontier_a").set_value(slope).run()
     assert not at.exception
     from appkit.views_frontier import slider_bounds
 
     table = cached_sweep(workspace).table(1e20)
     _, _, pivot = slider_bounds(table, 0.0)
-    # The line's height at the pivot DU is kept: c1 + 10·pivot = c0 + 0·pivot.
-    assert workspace.get_setting("trade_off_a") == 10.0
-    assert workspace.get_setting("trade_off_c") + 10.0 * pivot == pytest.approx(c0, abs=1e-4)
+    # The line's height at the pivot DU is kept: c1 + a·pivot = c0 + 0·pivot.
+    assert workspace.get_setting("trade_off_a") == slope > 0
+    assert workspace.get_setting("trade_off_c") + slope * pivot == pytest.approx(c0, abs=1e-4)
+    assert workspace.get_setting("trade_off_c") >= 0
     assert at.slider(key="frontier_c").value == pytest.approx(workspace.get_setting("trade_off_c"))
 
 
