@@ -8,7 +8,8 @@
   function per file). The leak scan runs first: unaccepted hits leave ``released/`` unwritten
   and exit 4 (``--accept-leaks FILE`` accepts listed hits); no possible release exits 3 with
   the reason. Timings go to ``key/timings.json`` so the rest is identical between reruns.
-* ``release`` also writes ``key/attack.json`` and ``key/attack.csv`` (SPEC §8, check/report.py):
+* ``release`` also writes ``key/audit.json`` (SPEC §9: divergence audit before/after) and
+  ``key/attack.json`` and ``key/attack.csv`` (SPEC §8, check/report.py):
   the measured accuracies of the written release (reading attacker when the corpus has an
   ``attacker/`` folder, in-corpus attacker always); ``releases.csv`` carries them per candidate.
 * ``evaluate --release DIR [--corpus PATH]``: the same measures for an existing release folder.
@@ -136,6 +137,16 @@ class ReleaseRun:
     outcome: object  # analysis.ReleaseOutcome
     records: tuple = ()  # the written swap records (draw 0's first t pairs)
     plans: dict | None = None  # plan candidates (SPEC §10): table, goal report, changes
+    released: list | None = None  # the released chunks when they are not just ``records`` (a plan)
+
+
+def _changed(run: ReleaseRun) -> dict[int, str]:
+    """{chunk position: released text} for every chunk the written release changed."""
+    from .release.swapping import apply_swaps
+
+    base = run.outcome.sweep.ctx.chunks
+    released = run.released if run.released is not None else apply_swaps(base, run.records)
+    return {i: c.text for i, c in enumerate(released) if c.text != base[i].text}
 
 
 def _csv_bytes(frame) -> bytes:
@@ -234,14 +245,14 @@ def _attack(run: ReleaseRun) -> tuple[dict, object]:
         return cached
     from .check.candidates import draw_steps
     from .check.report import attack_report
-    from .release.swapping import apply_swaps
 
     outcome = run.outcome
     base = outcome.sweep.ctx.chunks
-    released = apply_swaps(base, run.records)
-    changed = {i: c.text for i, c in enumerate(released) if c.text != base[i].text}
+    changed = _changed(run)
     draws = []
-    if outcome.chosen is not None:
+    if run.released is not None:  # a plan's release is one concrete text, not a set of draws
+        draws = [changed]
+    elif outcome.chosen is not None:
         t = len(run.records)
         for draw in outcome.sweep.draws_for(tuple(outcome.chosen["categories"])):
             merged: dict[int, str] = {}
@@ -262,6 +273,30 @@ def key_attack_csv(run: ReleaseRun) -> bytes:
     return _csv_bytes(_attack(run)[1])
 
 
+def key_audit_json(run: ReleaseRun) -> bytes:
+    """audit.json: the kNN Rényi divergence audit before and after the written release (SPEC §9).
+
+    Per document (its chunks against all others) and for the corpus (the largest ε), with the
+    permutation floor; only the changed chunks are embedded again (through the cache).
+    """
+    from .check.audit import audit_comparison, audit_release, released_embeddings
+
+    ctx = run.outcome.sweep.ctx
+    groups = [c.doc_id for c in ctx.chunks]
+    after = released_embeddings(ctx.embeddings, _changed(run), ctx.embed)
+    before_audit, after_audit = audit_release(ctx.embeddings, after, groups)
+    table = audit_comparison(before_audit, after_audit).reset_index()
+    return _json_bytes({
+        "before": before_audit.to_dict(),
+        "after": after_audit.to_dict(),
+        "corpus_epsilon_before": before_audit.epsilon_,
+        "corpus_epsilon_after": after_audit.epsilon_,
+        "documents": table.to_dict("records"),
+        "note": "ε is read against the permutation floor (the estimator's bias at no true "
+                "divergence), not against 0.",
+    })
+
+
 #: key/ files of a release, one function each (another module may add entries).
 KEY_FILES: dict[str, Callable[[ReleaseRun], bytes]] = {
     "swap_log.csv": key_swap_log,
@@ -273,6 +308,7 @@ KEY_FILES: dict[str, Callable[[ReleaseRun], bytes]] = {
     "timings.json": key_timings,
     "attack.json": key_attack_json,
     "attack.csv": key_attack_csv,
+    "audit.json": key_audit_json,
 }
 
 
@@ -336,6 +372,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 
         scorer = outcome.scorers.get(primary_name(outcome.scorers)) if outcome.scorers else None
         released, run.plans = _plan_release(outcome, config, released, scorer)
+        run.released = list(released)
     bundle = build_bundle(
         prepared.raw, prepared.clean.corpus, released, seed=config.bundle_seed,
         shuffle_chunks=config.shuffle_chunks, publishable_columns=config.publishable_columns,

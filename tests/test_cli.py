@@ -59,6 +59,11 @@ def test_release_is_reproducible_bit_for_bit(tmp_path):
     assert (log["protected_a"] != log["protected_b"]).all()
     saved = RunConfig.load(out / "key" / "config.toml")
     assert saved == RunConfig.from_dict({**RunConfig.load(tmp_path / "run.toml").to_dict(), "out": str(out)})
+    audit = json.loads((out / "key" / "audit.json").read_text())
+    assert {d["document"] for d in audit["documents"]} == set(
+        pd.read_csv(out / "key" / "pseudonyms.csv")["doc_id"])
+    assert audit["corpus_epsilon_before"] > 0 and audit["corpus_epsilon_after"] > 0
+    assert audit["before"]["alphas"] == audit["after"]["alphas"] and len(audit["after"]["curves"])
 
 
 def test_config_prints_loadable_toml(tmp_path, capsys):
