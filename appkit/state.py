@@ -99,10 +99,17 @@ class Settings(dict):
 PINNED_FOR = "chosen_release_corpus"
 
 
-def run_config(values: dict[str, Any], corpus: str = "data/sample") -> RunConfig:
-    """The RunConfig equivalent to the app's settings (what the Export page writes as run.toml)."""
+def run_config(
+    values: dict[str, Any], corpus: str = "data/sample", corrections: list | None = None
+) -> RunConfig:
+    """The RunConfig equivalent to the app's settings (what the Export page writes as run.toml),
+    with the analyst's entity corrections (``EntityCorrection`` objects) in order."""
+    from neswap_core.text.entities import correction_to_dict
+
     fields = set(asdict(RunConfig()))
     kwargs = {k: v for k, v in values.items() if k in fields}
+    if corrections:
+        kwargs["corrections"] = [correction_to_dict(c) for c in corrections]
     return RunConfig(corpus=corpus, **kwargs)
 
 

@@ -207,6 +207,9 @@ class RunConfig:
     plan_one_vs_many: bool = True
     # the goal "most useful release whose measured chunk accuracy is at most X" (1.0 = off)
     max_chunk_accuracy: float = 1.0
+    # the analyst's entity corrections, in order: {action: "drop"|"add", category, text,
+    # chunk_id} ("" = none / every chunk); the app's run.toml carries them (text/entities.py)
+    corrections: list[dict[str, str]] = field(default_factory=list)
     goal_utility: str = "words_unchanged"
     # the released bundle (SPEC §11, release/bundle.py)
     publishable_columns: list[str] = field(default_factory=list)  # metadata columns in released/
@@ -275,6 +278,13 @@ class RunConfig:
             raise ConfigError("plan_similarity_floor is a cosine in [-1, 1].")
         if not 0 <= self.plan_concentration_floor < 1:
             raise ConfigError("plan_concentration_floor is a ρ in [0, 1).")
+        bad = [c for c in self.corrections
+               if not isinstance(c, Mapping) or c.get("action") not in ("drop", "add")]
+        if bad:
+            raise ConfigError(
+                f"Each correction is a table with action = 'drop' or 'add', category, text and "
+                f"chunk_id; got {bad[:3]}."
+            )
         if not 0 <= self.max_chunk_accuracy <= 1:
             raise ConfigError(f"max_chunk_accuracy is a proportion in [0, 1], got {self.max_chunk_accuracy}.")
         if self.goal_utility not in ("words_unchanged", "du", "mean_cosine", "clusters_unchanged"):
@@ -335,6 +345,10 @@ class RunConfig:
 
 
 def _toml_value(value: Any) -> str:
+    if isinstance(value, Mapping):  # an inline table, e.g. one entity correction
+        return "{ " + ", ".join(f"{_toml_value(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    if value is None:
+        return '""'
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     if isinstance(value, bool):

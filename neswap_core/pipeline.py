@@ -250,6 +250,10 @@ def prepare(
             )
         done += len(batch)
     with _timed(timings, "ner"):
+        if not corrections and config.corrections:  # a run.toml exported by the app
+            from .text.entities import corrections_from_config
+
+            corrections = corrections_from_config(config.corrections)
         if corrections:
             chunks = apply_corrections(chunks, list(corrections))
     with _timed(timings, "contingency"):

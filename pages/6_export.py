@@ -98,7 +98,7 @@ def key_zip() -> bytes:
 
 
 config_toml = run_config(s, corpus="data/sample" if stage.source == "sample"
-                         else "PATH/TO/YOUR/FILES").to_toml()
+                         else "PATH/TO/YOUR/FILES", corrections=stage.corrections()).to_toml()
 left, right = st.columns(2)
 with left:
     st.download_button(

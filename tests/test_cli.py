@@ -175,3 +175,29 @@ def test_no_candidate_release_exits_3_with_the_reason_once(tmp_path, capsys):
     assert "allow more swaps" not in said and "Traceback" not in said
     assert not (out / "released").exists()  # no un-swapped "anonymised corpus"
     assert json.loads((out / "key" / "report.json").read_text())["no_release_reason"]
+
+
+def test_run_toml_carries_entity_corrections_to_the_release(tmp_path):
+    """Issue 13: the app's run.toml holds the analyst's corrections and the CLI applies them."""
+    from appkit.state import run_config
+    from neswap_core.text.entities import EntityCorrection, corrections_from_config
+
+    base = dict(n_components=5, n_init=1, max_swaps=4, trade_off_c=1.0)
+    plain = tmp_path / "plain"
+    RunConfig(corpus="data/sample", **base).save(tmp_path / "plain.toml")
+    assert main(["release", "--config", str(tmp_path / "plain.toml"), "--out", str(plain)]) == 0
+    before = pd.read_csv(plain / "key" / "chunks.csv", keep_default_na=False)
+    orgs = before["Organization"].str.split(" & ").explode()
+    dropped = orgs[orgs != ""].value_counts().index[0]
+    corrections = [EntityCorrection("drop", "Organization", dropped),
+                   EntityCorrection("add", "Product", "iX")]
+    cfg = run_config(base, corpus="data/sample", corrections=corrections)
+    (tmp_path / "run.toml").write_text(cfg.to_toml())
+    loaded = RunConfig.load(tmp_path / "run.toml")
+    assert corrections_from_config(loaded.corrections) == corrections
+    out = tmp_path / "corrected"
+    assert main(["release", "--config", str(tmp_path / "run.toml"), "--out", str(out)]) == 0
+    after = pd.read_csv(out / "key" / "chunks.csv", keep_default_na=False)
+    assert not after["Organization"].str.split(" & ").explode().eq(dropped).any()
+    assert before["Organization"].str.split(" & ").explode().eq(dropped).any()
+    assert RunConfig.load(out / "key" / "config.toml").corrections == loaded.corrections

@@ -334,6 +334,19 @@ class EntityCorrection:
             )
 
 
+def correction_to_dict(correction: EntityCorrection) -> dict[str, str]:
+    """A correction as a RunConfig/TOML table ("" stands for None)."""
+    return {"action": correction.action, "category": correction.category or "",
+            "text": correction.text, "chunk_id": correction.chunk_id or ""}
+
+
+def corrections_from_config(rows: Sequence[Mapping[str, str]]) -> list[EntityCorrection]:
+    """The corrections of ``RunConfig.corrections`` (the inverse of ``correction_to_dict``)."""
+    return [EntityCorrection(action=r["action"], category=r.get("category") or None,
+                             text=r.get("text", ""), chunk_id=r.get("chunk_id") or None)
+            for r in rows]
+
+
 def apply_corrections(
     chunks: Sequence[Chunk], corrections: Sequence[EntityCorrection]
 ) -> list[Chunk]:
