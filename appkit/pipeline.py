@@ -15,7 +15,9 @@ import hashlib
 import io
 import json
 import pickle
+import threading
 import zipfile
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,19 +146,56 @@ def mixture(key: str, _x: np.ndarray, _config: RunConfig, _progress: Callable | 
 SWEEPS_READY: set[str] = set()
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
+class _Memo:
+    """A process-wide cache by key, like ``st.cache_resource`` but without replaying elements.
+
+    The sweep and the plan candidates draw a progress bar that lives outside them; Streamlit's
+    caches record elements drawn inside a cached call and fail to replay ones whose block was
+    made outside (``CacheReplayClosureError`` on the next session's cache hit).
+    """
+
+    def __init__(self, max_entries: int) -> None:
+        self.max_entries = max_entries
+        self.values: OrderedDict[str, Any] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: str, make: Callable[[], Any]) -> Any:
+        with self.lock:
+            if key in self.values:
+                self.values.move_to_end(key)
+                return self.values[key]
+        value = make()
+        with self.lock:
+            self.values[key] = value
+            while len(self.values) > self.max_entries:
+                self.values.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        with self.lock:
+            self.values.clear()
+
+
+_SWEEPS = _Memo(16)
+_CANDIDATES = _Memo(8)
+
+
 def sweep(key: str, _chunks: list[Chunk], _x: np.ndarray, _mixture, _config: RunConfig,
           _progress: Callable | None = None) -> Sweep:
-    ctx = ReleaseContext(list(_chunks), _x, _mixture, embedder().encode)
-    result = sweep_for_config(ctx, _config, _progress)
-    SWEEPS_READY.add(key)
-    return result
+    """The candidate sweep of these settings, computed once per process (progress outside)."""
+
+    def make() -> Sweep:
+        ctx = ReleaseContext(list(_chunks), _x, _mixture, embedder().encode)
+        result = sweep_for_config(ctx, _config, _progress)
+        SWEEPS_READY.add(key)
+        return result
+
+    return _SWEEPS.get(key, make)
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
 def candidates(key: str, _sweep: Sweep, _config: RunConfig, _scorer=None, _progress: Callable | None = None):
     """Every candidate of the config, paper's and plans' (analysis.candidates_for_config, as the CLI)."""
-    return candidates_for_config(_sweep, _config, _scorer, _progress)
+    return _CANDIDATES.get(key, lambda: candidates_for_config(_sweep, _config, _scorer, _progress))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -302,12 +341,19 @@ class Stage:
         """Offset c of the default line, until the analyst moves it: ``frontier.default_offset``
         (always reached: half of the largest risk reduction), stored so that every page, tab
         and run.toml use the same c from the first time any page asks for it."""
+        from neswap_core.errors import NeswapError
         from neswap_core.release.frontier import default_offset
 
+        from .state import DEFAULT_SETTINGS
         from .widgets import progress_display
 
-        table = release_table(self.sweep_key, float(self.settings["population"]),
-                              self.sweep(progress_display("Building candidate releases")))
+        try:
+            sweep = self.sweep(progress_display("Building candidate releases"))
+        except NeswapError:
+            # No sweep for this corpus (e.g. too few distinct chunks): the page says why when it
+            # asks for the sweep inside ``user_errors``; reading a setting must never raise.
+            return float(DEFAULT_SETTINGS["trade_off_c"])
+        table = release_table(self.sweep_key, float(self.settings["population"]), sweep)
         c = default_offset(table)
         if len(table):
             self.workspace.update_settings({"trade_off_c": c})

@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 def test_check_page_in_chromium(server):  # noqa: F811
     from playwright.sync_api import sync_playwright
 
-    url, log = server
+    url, log, *_ = server
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True)
