@@ -8,6 +8,7 @@ inputs; switching documents or charts never recomputes them.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -158,14 +159,47 @@ ATTACKER_NOTES = {
 }
 
 
+#: Workspace artifact holding the analyst's uploaded attacker reading, keyed by corpus source.
+READING_ARTIFACT = "attacker_reading"
+
+
 @st.cache_data(show_spinner=False, max_entries=4)
-def _reading(source: str, protect: str):
-    """The sample's attacker reading (its ``attacker/`` folder), or None."""
-    from neswap_core.text.loading import load_attacker
+def _reading(source: str, protect: str, reading_key: str = "", _payload: bytes | None = None):
+    """The attacker reading: the analyst's upload for this corpus, else the sample's
+    ``attacker/`` folder, else None (``reading_key`` is the upload's content hash)."""
+    from neswap_core.text.loading import load_attacker, load_uploaded
 
-    from .pipeline import SAMPLE_DIR
+    from .pipeline import SAMPLE_DIR, unpack_uploads
 
+    if _payload:
+        return load_uploaded(unpack_uploads(_payload), protect=protect)
     return load_attacker(SAMPLE_DIR, protect=protect) if source == "sample" else None
+
+
+def uploaded_reading(stage) -> bytes | None:
+    """The attacker reading uploaded for this corpus (packed files), or None."""
+    return stage.workspace.get_artifact(READING_ARTIFACT, stage.source) or None
+
+
+def store_reading(stage, files: list[tuple[str, bytes]]) -> int:
+    """Check and keep an uploaded attacker reading for this corpus; its number of documents.
+
+    Raises ``CorpusError`` (shown as a sentence) when the files are not a corpus with the
+    protected column: the reading must name the same companies as the corpus.
+    """
+    from neswap_core.text.loading import load_uploaded
+
+    from .pipeline import pack_uploads
+
+    reading = load_uploaded(files, protect=stage.protect)
+    _, payload = pack_uploads(files)
+    stage.workspace.put_artifact(READING_ARTIFACT, stage.source, payload)
+    return len(reading)
+
+
+def forget_reading(stage) -> None:
+    """Stop using the uploaded reading: the in-corpus attacker (or the sample's) takes over."""
+    stage.workspace.put_artifact(READING_ARTIFACT, stage.source, b"")
 
 
 @st.cache_resource(show_spinner="Training the attacker (once per corpus and roles)…", max_entries=4)
@@ -200,9 +234,11 @@ class Attack:
 def attack(stage) -> Attack:
     """The reading attacker when the corpus has a reading, else the in-corpus attacker (cached)."""
     chunks, _ = stage.pre_swap()
-    reading = _reading(stage.source, stage.protect)
+    payload = uploaded_reading(stage)
+    reading_key = "" if payload is None else hashlib.sha256(payload).hexdigest()[:16]
+    reading = _reading(stage.source, stage.protect, reading_key, payload)
     kind = READING if reading is not None else IN_CORPUS
-    key = digest([stage.roles_key, kind])
+    key = digest([stage.roles_key, kind, reading_key])
     return Attack(_scorer(key, kind, chunks, reading, stage.corpus()), kind, key)
 
 

@@ -42,6 +42,24 @@ st.success(f"**Release checked:** {vf.choice_sentence(table, chosen_id)}  \n"
 
 # --- the re-identification attack (SPEC §8) -------------------------------------------------------------
 st.subheader("Re-identification attack: can the company still be named?")
+with st.expander("Attacker reading (optional): other texts of the same companies"):
+    st.markdown(
+        "Upload what an outside reader may have read about these companies — e.g. their calls "
+        "from other quarters — as `.txt` files with a `manifest.csv` (same columns as your "
+        "corpus, including the protected column), or one CSV/JSONL table. Names are suppressed "
+        "the same way as in your corpus. Without it, the in-corpus attacker is used.")
+    reading_files = st.file_uploader("Attacker reading files", accept_multiple_files=True,
+                                     key="ck_reading_files")
+    use_col, drop_col = st.columns(2)
+    if use_col.button("Use these texts as the attacker reading", key="ck_reading_use",
+                      disabled=not reading_files):
+        with user_errors(stop=False):
+            n_read = vc.store_reading(stage, [(f.name, f.getvalue()) for f in reading_files])
+            st.success(f"The attacker now reads {n_read} document(s) of other texts.")
+    if vc.uploaded_reading(stage) is not None and drop_col.button(
+            "Stop using the uploaded reading", key="ck_reading_drop"):
+        vc.forget_reading(stage)
+        st.rerun()
 with user_errors(stop=False):
     att = vc.attack(stage)
     before, after = vc.measures(att, changed)

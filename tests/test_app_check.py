@@ -177,3 +177,46 @@ def test_frontier_offers_the_measured_accuracies_as_risk_axes(workspace):
     radio = at.radio(key="frontier_risk")
     radio.set_value("document_accuracy").run()
     assert "measured document accuracy" in at.get("plotly_chart")[0].proto.spec
+
+
+def test_an_uploaded_attacker_reading_replaces_the_in_corpus_attacker(workspace):
+    """Issue 11: an uploaded corpus may bring an attacker reading (other texts of the same
+    companies); the Check page then measures with the outside reader trained on it."""
+    import pandas as pd
+
+    from appkit import views_check as vc
+    from appkit.pipeline import Stage, pack_uploads
+    from appkit.state import settings
+    from neswap_core.check.candidates import build_scorers
+    from neswap_core.check.reading import reading_attacker
+    from neswap_core.text.loading import load_uploaded
+
+    sample = ROOT / "data" / "sample"
+    corpus_files = [(p.name, p.read_bytes()) for p in sorted((sample / "docs").glob("*.txt"))]
+    corpus_files += [(n, (sample / n).read_bytes()) for n in ("manifest.csv", "aliases.csv")]
+    key, payload = pack_uploads(corpus_files)
+    workspace.put_artifact("upload", key, payload)
+    workspace.update_settings({"corpus_source": key})
+    # the reading: the second half of each call, under other ids (another "quarter")
+    manifest = pd.read_csv(sample / "manifest.csv", keep_default_na=False)
+    reading_files = []
+    for row in manifest.itertuples():
+        lines = (sample / "docs" / f"{row.doc_id}.txt").read_text().splitlines()
+        reading_files.append((f"{row.doc_id}_other.txt", "\n".join(lines[len(lines) // 2:]).encode()))
+    reading_manifest = manifest.assign(doc_id=manifest["doc_id"] + "_other")
+    reading_files.append(("manifest.csv", reading_manifest.to_csv(index=False).encode()))
+
+    stage = Stage(settings(workspace), workspace)
+    assert vc.store_reading(stage, reading_files) == len(manifest)
+    at = run_page("7_check")
+    assert any("outside reader" in m.value for m in at.markdown)
+    chunks, _ = stage.pre_swap()
+    reading = load_uploaded(reading_files, protect=stage.protect)
+    scorer = build_scorers(chunks, reading_attacker(reading, chunks, stage.corpus()),
+                           in_corpus=False)["reading"]
+    sentence = next(i.value for i in at.info if "names the company of" in i.value)
+    assert f"{100 * scorer.pre_release().chunk_top1:.0f} % of passages before" in sentence
+    vc.forget_reading(stage)
+    assert vc.uploaded_reading(stage) is None
+    at = run_page("7_check")
+    assert any("in-corpus attacker" in m.value for m in at.markdown)
