@@ -344,3 +344,22 @@ def measured_table(stage, att: Attack, table: pd.DataFrame) -> pd.DataFrame:
     measured = _measured_columns(digest([stage.sweep_key, att.key]), att.kind, stage.sweep(),
                                  table, att.scorer)
     return table.join(measured.drop(columns=[c for c in measured if c in table]), how="left")
+
+
+# --- for the HTML report ---------------------------------------------------------------------------------
+def protection_report(stage, release) -> tuple[dict[str, str], dict[str, pd.DataFrame]]:
+    """The measured protection of a reviewed release for the HTML report: plain sentences and
+    the Check page's tables (attack Tables 2 and 3, documents still named, the audit)."""
+    changed = changed_chunks(release)
+    att = attack(stage)
+    before, after = measures(att, changed)
+    pair = audit_pair(stage, changed)
+    facts = {"attacker": att.note.replace("**", ""),
+             "measured protection": accuracy_sentence(att, before, after),
+             "changed passages (McNemar)": mcnemar_sentence(after),
+             "divergence audit": audit_sentence(pair)}
+    tables = {"Re-identification attack (the paper's Table 2)": accuracy_table(before, after),
+              "Changed passages before/after (the paper's Table 3)": mcnemar_table(after),
+              "Documents the attacker still names": todo_list(after),
+              "Divergence audit per document (ε, δ)": comparison_view(pair)}
+    return facts, tables

@@ -281,8 +281,10 @@ def swap_log_frame(release: ReviewedRelease) -> pd.DataFrame:
 
 
 def report_html(release: ReviewedRelease, settings: dict, table: pd.DataFrame, pitman: pd.DataFrame,
-                figure: go.Figure, choice_message: str = "") -> str:
-    """The self-contained HTML report: settings, seeds, versions, chart, tables, decisions."""
+                figure: go.Figure, choice_message: str = "",
+                protection: tuple[dict, dict] | None = None) -> str:
+    """The self-contained HTML report: settings, seeds, versions, chart, tables, decisions, and
+    the measured protection (``views_check.protection_report``) when given."""
     du0, dr0 = release.as_generated()
     du1, dr1 = release.after_review()
     kept, total = len(release.accepted_records), len(release.records)
@@ -296,8 +298,10 @@ def report_html(release: ReviewedRelease, settings: dict, table: pd.DataFrame, p
     }
     if choice_message:
         facts["trade-off line"] = choice_message
+    if protection is not None:
+        facts.update(protection[0])
     front = table[frontier_mask(table["du"].to_numpy(float), table["dr"].to_numpy(float))]
-    tables = {
+    tables = {**(protection[1] if protection is not None else {}),
         "Frontier releases": front.drop(columns=["categories"]),
         "Pitman estimates per combination (paper's Table 1)": pitman,
         "Swap log (accepted pairs)": swap_log_frame(release),

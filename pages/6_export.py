@@ -2,12 +2,14 @@
 
 import streamlit as st
 
+from appkit import views_check as vc
 from appkit import views_export as ve
 from appkit import views_frontier as vf
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
 from appkit.state import current, run_config, save_settings
 from appkit.widgets import user_errors
+from neswap_core.errors import NeswapError
 from neswap_core.release.bundle import FOLDER_PURPOSE
 from neswap_core.release.frontier import choose_release
 
@@ -92,7 +94,12 @@ base = "neswap-" + chosen_id.replace(" + ", "-").replace(" @ ", "-t").replace(" 
 
 def key_zip() -> bytes:
     fig = vf.frontier_figure(table, chosen_id, a, c, line_pick=line.index)
-    html = vr.report_html(release, s, table, stage.pitman(population), fig, line.message)
+    try:
+        protection = vc.protection_report(stage, release)
+    except NeswapError as exc:  # the report still records why protection was not measured
+        protection = ({"measured protection": f"not measured: {exc}"}, {})
+    html = vr.report_html(release, s, table, stage.pitman(population), fig, line.message,
+                          protection)
     extra = ve.key_files(release, stage, table, stage.pitman(population), html, config_toml)
     return bundle.with_key_files(extra).key_zip(accepted)
 

@@ -286,6 +286,16 @@ def test_export_files_apply_the_review(workspace):
     html = vr.report_html(release, stage.settings, table, sweep.pitman_table(1e20), fig)
     assert "<script src=\"http" not in html and "plotly" in html.lower()
     assert "keep this pair" in html and describe_release(table.loc[release_id]) in html
+    from appkit import views_check as vc
+
+    facts, tables = vc.protection_report(stage, release)
+    html = vr.report_html(release, stage.settings, table, sweep.pitman_table(1e20), fig,
+                          protection=(facts, tables))
+    att = vc.attack(stage)
+    before, after = vc.measures(att, vc.changed_chunks(release))
+    assert vc.accuracy_sentence(att, before, after).split(":")[0] in html
+    assert "the paper&#x27;s Table 2" in html or "the paper's Table 2" in html
+    assert "Divergence audit per document" in html and "Corpus ε" in html
 
     from appkit.state import run_config
 
