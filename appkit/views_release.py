@@ -255,6 +255,22 @@ def ensure_sweep(stage) -> Sweep:
     return stage.sweep(progress_bar("Building candidate releases"))
 
 
+def sweep_table_or_stop(stage, population: float, what: str, advice: str = "") -> tuple[Sweep, pd.DataFrame]:
+    """The sweep and its release table, or stop the page saying why there is nothing to ``what``
+    (e.g. "check"): the runs' own reasons and where to go back. Errors become sentences."""
+    from .widgets import user_errors
+
+    with user_errors():
+        sweep = ensure_sweep(stage)
+        table = stage.table(population)
+    if len(table) == 0:
+        st.warning(f"There is no release to {what}: no combination had a valid pair to swap. "
+                   + " ".join(sweep.messages()) + " Go back to **2 · Entities & roles** or "
+                   "**3 · Clusters**" + (f" {advice}" if advice else "") + ".")
+        st.stop()
+    return sweep, table
+
+
 # --- export ---------------------------------------------------------------------------------------
 def released_texts(release: ReviewedRelease, corpus: Corpus) -> tuple[list[Chunk], dict[str, str]]:
     chunks = release.released_chunks()

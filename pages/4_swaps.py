@@ -24,14 +24,8 @@ ws, s = stage.workspace, stage.settings
 show_corpus_problems(stage)
 population = float(s["population"])
 
-with user_errors():
-    sweep = vr.ensure_sweep(stage)
-    table = stage.table(population)
-if len(table) == 0:
-    st.warning("There are no candidate releases: no combination had a valid pair to swap. "
-               + " ".join(sweep.messages()) + " Go back to **2 · Entities & roles** or "
-               "**3 · Clusters** and give more categories the role S, or use fewer clusters.")
-    st.stop()
+sweep, table = vr.sweep_table_or_stop(
+    stage, population, "review", "and give more categories the role S, or use fewer clusters")
 
 # --- plans (SPEC §10) ------------------------------------------------------------------------------
 with st.expander("Plans: several rounds, distinctive terms, redaction (beyond the paper)",

@@ -25,15 +25,9 @@ ws, s = stage.workspace, stage.settings
 show_corpus_problems(stage)
 population, a, c = float(s["population"]), float(s["trade_off_a"]), float(s["trade_off_c"])
 
+sweep, table = vr.sweep_table_or_stop(stage, population, "export")
 with user_errors():
-    sweep = vr.ensure_sweep(stage)
-    table = stage.table(population)
     corpus = stage.clean().corpus
-if len(table) == 0:
-    st.warning("There is no release to export: no combination had a valid pair to swap. "
-               + " ".join(sweep.messages()) + " Go back to **2 · Entities & roles** or "
-               "**3 · Clusters**.")
-    st.stop()
 
 chosen_id, line = vr.pick_release(table, s.get("chosen_release"), a, c)
 release = vr.reviewed_release(sweep, stage.sweep_key, table, chosen_id, ws.decisions, population)
