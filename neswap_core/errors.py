@@ -36,3 +36,7 @@ class LeakError(NeswapError):
 
 class AttackError(NeswapError):
     """An attacker cannot answer (e.g. the LLM endpoint is unreachable or keeps refusing)."""
+
+
+class WorkspaceError(NeswapError):
+    """The workspace file cannot be used (damaged, other format, busy) or was given bad input."""

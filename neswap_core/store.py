@@ -5,7 +5,8 @@ Everything lives in one embedded SQLite file, ``<folder>/workspace.sqlite`` (iss
 operation opens its own short-lived connection and runs inside one ``BEGIN IMMEDIATE``
 transaction, so Streamlit's script threads, a second browser tab and a CLI process all see
 the same committed state (WAL mode, busy timeout). A damaged or foreign-format file raises
-``WorkspaceError``; ``Workspace.reset`` moves it aside, never deletes it.
+``WorkspaceError``; ``Workspace.reset`` moves it aside, never deletes it. The review-decision
+methods live in ``store_decisions.py``, the undo history in ``store_history.py``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ from typing import Any
 
 from . import store_history as history
 from .config import CATEGORIES
-from .errors import NeswapError
+from .errors import WorkspaceError
+from .store_decisions import DECISIONS, DECISIONS_SCHEMA, ReviewDecisions, snapshot_rows
+
+__all__ = ["DECISIONS", "Workspace", "WorkspaceError", "default_workspace_folder"]
 
 #: Version of the table layout below; a file with another version is refused, not guessed at.
 SCHEMA_VERSION = 1
@@ -33,7 +37,6 @@ DEFAULT_WORKSPACE_FOLDER = "workspace"
 DEFAULT_BUSY_TIMEOUT_S = 10.0
 
 CORRECTION_ACTIONS: tuple[str, ...] = ("drop", "add")
-DECISIONS: tuple[str, ...] = ("accept", "reject")
 _SIDE_FILES: tuple[str, ...] = ("", "-wal", "-shm")
 
 _SCHEMA = f"""
@@ -44,20 +47,12 @@ CREATE TABLE IF NOT EXISTS corrections (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     action TEXT NOT NULL CHECK (action IN {CORRECTION_ACTIONS}),
     category TEXT NOT NULL, text TEXT NOT NULL, chunk_id TEXT, created_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS decisions (
-    release_key TEXT NOT NULL, pair_key TEXT NOT NULL,
-    decision TEXT NOT NULL CHECK (decision IN {DECISIONS}),
-    note TEXT NOT NULL, updated_at TEXT NOT NULL,
-    PRIMARY KEY (release_key, pair_key));
+{DECISIONS_SCHEMA};
 CREATE TABLE IF NOT EXISTS artifacts (
     name TEXT PRIMARY KEY, key TEXT NOT NULL, payload BLOB NOT NULL, updated_at TEXT NOT NULL);
 """
 
 _TABLES = frozenset({"meta", "settings", "corrections", "decisions", "artifacts"})
-
-
-class WorkspaceError(NeswapError):
-    """The workspace file cannot be used (damaged, other format, busy) or was given bad input."""
 
 
 def default_workspace_folder(environ: Mapping[str, str] | None = None) -> Path:
@@ -105,16 +100,6 @@ def _check_correction(action: Any, category: Any, text: Any, chunk_id: Any) -> N
         _require_text("chunk_id", chunk_id)
 
 
-def _check_decision(pair_key: str, decision: Any, note: Any) -> None:
-    _require_text("pair_key", pair_key)
-    if decision not in DECISIONS:
-        raise WorkspaceError(
-            f"Decision for pair {pair_key!r} must be one of {DECISIONS}, got {decision!r}."
-        )
-    if not isinstance(note, str):
-        raise WorkspaceError(f"Note for pair {pair_key!r} must be a string, got {note!r}.")
-
-
 def _artifact_rows(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     rows = conn.execute(
         "SELECT name, key, length(payload), updated_at FROM artifacts ORDER BY name"
@@ -122,7 +107,7 @@ def _artifact_rows(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     return [{"name": n, "key": k, "size_bytes": s, "updated_at": t} for n, k, s, t in rows]
 
 
-class Workspace:
+class Workspace(ReviewDecisions):
     """Handle on one workspace folder; cheap to keep (holds a path, no open connection).
 
     Build it with ``Workspace.open(folder)`` (validates or creates the file) or
@@ -435,52 +420,6 @@ class Workspace:
             rows = conn.execute("SELECT * FROM corrections ORDER BY id").fetchall()
         return [dict(row) for row in rows]
 
-    # --- review decisions ------------------------------------------------------------------------
-    def set_decision(self, release_key: str, pair_key: str, decision: str, note: str = "") -> None:
-        """Accept or reject one swapped pair of a release (replaces an earlier decision)."""
-        self.set_decisions(release_key, {pair_key: (decision, note)})
-
-    def set_decisions(self, release_key: str, decisions: Mapping[str, tuple[str, str]]) -> None:
-        """Store several decisions of one release atomically: all of them or none."""
-        _require_text("release_key", release_key)
-        with self._transaction() as conn:
-            history.record(conn, f"{len(decisions)} review decision(s)")
-            for pair_key, (decision, note) in decisions.items():
-                _check_decision(pair_key, decision, note)
-                conn.execute(
-                    "INSERT INTO decisions VALUES (?, ?, ?, ?, ?) "
-                    "ON CONFLICT (release_key, pair_key) DO UPDATE SET decision = "
-                    "excluded.decision, note = excluded.note, updated_at = excluded.updated_at",
-                    (release_key, pair_key, decision, note, _now()),
-                )
-
-    def remove_decision(self, release_key: str, pair_key: str) -> bool:
-        """Return a pair to "undecided"; False when it had no decision."""
-        with self._transaction() as conn:
-            history.record(conn, "reset a review decision")
-            cursor = conn.execute(
-                "DELETE FROM decisions WHERE release_key = ? AND pair_key = ?",
-                (release_key, pair_key),
-            )
-            return cursor.rowcount > 0
-
-    def decisions(self, release_key: str) -> dict[str, tuple[str, str]]:
-        """pair_key -> (decision, note) for one release."""
-        with self._transaction(write=False) as conn:
-            rows = conn.execute(
-                "SELECT pair_key, decision, note FROM decisions WHERE release_key = ? "
-                "ORDER BY pair_key",
-                (release_key,),
-            ).fetchall()
-        return {pair: (decision, note) for pair, decision, note in rows}
-
-    def clear_decisions(self, release_key: str) -> int:
-        """Drop every decision of one release; returns how many there were."""
-        with self._transaction() as conn:
-            history.record(conn, "clear all review decisions")
-            cursor = conn.execute("DELETE FROM decisions WHERE release_key = ?", (release_key,))
-            return cursor.rowcount
-
     # --- artifacts ---------------------------------------------------------------------------------
     def put_artifact(self, name: str, key: str, payload: bytes) -> None:
         """Store a binary blob under ``name``, tagged with the content ``key`` of its inputs."""
@@ -525,15 +464,7 @@ class Workspace:
             cols = ("id", "action", "category", "text", "chunk_id", "created_at")
             corrections = conn.execute(f"SELECT {', '.join(cols)} FROM corrections ORDER BY id")
             corrections = [dict(zip(cols, row, strict=True)) for row in corrections]
-            decisions: dict[str, dict[str, dict[str, str]]] = {}
-            for release, pair, decision, note, updated in conn.execute(
-                "SELECT * FROM decisions ORDER BY release_key, pair_key"
-            ):
-                decisions.setdefault(release, {})[pair] = {
-                    "decision": decision,
-                    "note": note,
-                    "updated_at": updated,
-                }
+            decisions = snapshot_rows(conn)
             artifacts = _artifact_rows(conn)
         return {
             "path": str(self.path),
