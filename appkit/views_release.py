@@ -230,22 +230,10 @@ def pair_views(release: ReviewedRelease) -> list[PairView]:
 
 
 def progress_bar(label: str) -> Callable[[float, str], None]:
-    """A (fraction, message) callback that draws a progress bar and removes it at 1.0.
+    """A (fraction, message) callback showing stage, percent and time left (``progress_display``)."""
+    from .widgets import progress_display
 
-    The bar is created at the first call, i.e. inside the cached computation, so that
-    Streamlit can replay it on a cache hit (a block made outside cannot be replayed).
-    """
-    holder: list = []
-
-    def progress(fraction: float, message: str) -> None:
-        if not holder:
-            holder.append(st.empty())
-        if fraction >= 1.0:
-            holder[0].empty()
-        else:
-            holder[0].progress(max(fraction, 0.0), text=f"{label}: {message}")
-
-    return progress
+    return progress_display(label)
 
 
 def ensure_sweep(stage) -> Sweep:

@@ -150,28 +150,40 @@ def progress_display(label: str):
     """A ``progress(fraction, message)`` callback drawing stage, percent and time left.
 
     Time left is extrapolated from the elapsed time once 5 % is done; the bar disappears at
-    1.0. The bar is created at the first call (inside a cached computation, so that Streamlit
-    can replay it). Used for every step that can take more than two seconds.
+    1.0. The bar's slot is made where ``progress_display`` is called and drawn in that call's
+    context (``contextvars``), so a cached computation that reports progress never records the
+    bar: a later cache hit shows no stale bar and cannot fail to replay it. Used for every
+    step that can take more than two seconds.
     """
+    import contextvars
     import time
 
-    holder: list = []
+    slot = st.empty()
+    context = contextvars.copy_context()  # outside any cached function: nothing is recorded
     start = time.perf_counter()
 
-    def progress(fraction: float, message: str) -> None:
-        if not holder:
-            holder.append(st.empty())
-        fraction = min(max(float(fraction), 0.0), 1.0)
+    def draw(fraction: float, message: str) -> None:
         if fraction >= 1.0:
-            holder[0].empty()
+            slot.empty()
             return
-        elapsed = time.perf_counter() - start
-        left = ""
-        if fraction >= 0.05 and elapsed > 1.0:
-            left = f" · about {max(elapsed / fraction * (1 - fraction), 1):.0f} s left"
-        holder[0].progress(fraction, text=f"{label}: {message} — {100 * fraction:.0f} %{left}")
+        slot.progress(fraction, text=progress_text(label, message, fraction,
+                                                   time.perf_counter() - start))
+
+    def progress(fraction: float, message: str) -> None:
+        fraction = min(max(float(fraction), 0.0), 1.0)
+        context.run(draw, fraction, message)
 
     return progress
+
+
+def progress_text(label: str, message: str, fraction: float, elapsed: float) -> str:
+    """"Stage: message — 40 % · about 12 s left" (time left once 5 % is done and 1 s passed)."""
+    left = ""
+    if fraction >= 0.05 and elapsed > 1.0:
+        seconds = max(elapsed / fraction * (1 - fraction), 1)
+        left = (f" · about {seconds:.0f} s left" if seconds < 120
+                else f" · about {seconds / 60:.0f} min left")
+    return f"{label}: {message} — {100 * fraction:.0f} %{left}"
 
 
 def confirm_button(label: str, key: str, on_confirm, question: str, **kwargs) -> None:

@@ -5,10 +5,11 @@ import streamlit as st
 from appkit import views_plans as vp
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
-from appkit.state import current, save_settings
-from appkit.widgets import legend, md_text, user_errors
+from appkit.state import current, save_settings, undo_button
+from appkit.widgets import confirm_button, legend, md_text, user_errors
 
 PAIRS_PER_PAGE = 10
+CLEARED = "clear all review decisions"  # the store's label of that action in the undo history
 
 st.title("4 · Swaps")
 st.markdown(
@@ -102,10 +103,23 @@ def accept_rest() -> None:
                                    for r in release.records if not release.decision(r)})
 
 
+def clear_all() -> None:
+    cleared = ws.clear_decisions(release.key)
+    st.toast(f"Cleared {cleared} decision(s). Undo brings them back.")
+
+
+decided = sum(1 for r in release.records if release.decision(r))
 bulk = st.columns([1.4, 1.2, 3])
 bulk[0].button("Accept all not reviewed", on_click=accept_rest, key="swaps_accept_rest")
-bulk[1].button("Clear all decisions", on_click=ws.clear_decisions, args=(release.key,),
-               key="swaps_clear")
+with bulk[1]:  # destructive: asks first, and Undo (here and in the sidebar) takes it back
+    confirm_button("Clear all decisions", key="swaps_clear", on_confirm=clear_all,
+                   question=f"Clear all {decided} decision(s) of this release? Every pair goes "
+                   "back to *not reviewed* and stays in the release. You can undo this.",
+                   disabled=decided == 0)
+past = ws.history()
+if past and past[0]["label"] == CLEARED:
+    with bulk[2]:
+        undo_button(ws, key="swaps_undo_clear")
 
 # --- the pairs -------------------------------------------------------------------------------------
 DECISION_LABELS = {"": "not reviewed", "accept": "✓ accept", "reject": "✗ reject"}

@@ -34,13 +34,16 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from ..config import DEFAULT_FAMILY, DEFAULT_K, DEFAULT_MIN_WEIGHT
 from ..errors import ConfigError, FitError
+from .fit_progress import FitProgress
 from .mixture_em import (
+    ANNEAL_START,
     RHO_MAX,
     SEPARATED,
     EMData,
     EMState,
     anneal,
     e_step,
+    family_exponents,
     initial_state,
     log_density_from_cos,
     run_em,
@@ -150,13 +153,14 @@ class SphericalMixture(BaseEstimator):
             progress: Callable[[float, str], None] | None = None) -> SphericalMixture:
         """Fit the mixture to the rows of X (n × d embeddings); returns self.
 
-        ``progress(fraction, message)`` is told after each EM iteration (fraction of
-        ``max_iter``, an upper bound: a converged fit jumps to 1).
+        ``progress(fraction, message)`` is told after each EM iteration: the fraction of the
+        fit's estimated work done (``fit_progress``: phases weighted by restarts × steps, the
+        last one by convergence), then 1.
         """
         self._check_params()
-        self._on_step = None if progress is None else (
-            lambda i: progress(min(i / max(self.max_iter, 1), 1.0),
-                               f"EM iteration {i} of at most {self.max_iter}"))
+        tracker = None if progress is None else FitProgress(progress, self.tol)
+        if progress is not None:
+            progress(0.0, "choosing starting points")
         X = prepare_embeddings(X)
         n, d = X.shape
         K = self.n_components
@@ -169,21 +173,23 @@ class SphericalMixture(BaseEstimator):
                            "n_components or remove duplicate chunks.")
         rng = np.random.default_rng(self.random_state)
         data = EMData(X, self.precision)
-        state, first = self._best_start(data, rng)
+        state, first = self._best_start(data, rng, tracker)
+        if tracker is not None:
+            tracker.enter("refining the best start", state.n_iter)
         estep = run_em(data, state, self.family, max_steps=max(self.max_iter - state.n_iter, 0),
                         tol=self.tol, min_weight=self.min_weight, first=first,
-                        on_step=self._on_step)
-        del self._on_step
-        if progress is not None:
-            progress(1.0, f"converged after {state.n_iter} EM iterations" if
-                     bool(state.converged[0]) else f"stopped at {state.n_iter} EM iterations")
+                        on_step=None if tracker is None else tracker.step)
+        if tracker is not None:
+            tracker.done(f"converged after {state.n_iter} EM iterations" if
+                         bool(state.converged[0]) else f"stopped at {state.n_iter} EM iterations")
         if data.Xp is not X:  # the returned parameters are evaluated in float64
             estep = e_step(data, state, self.family, exact=True)
             state.trace[-1] = estep[0].sum(axis=1)
         self._store(state, estep, n_distinct, d)
         return self
 
-    def _best_start(self, data: EMData, rng: np.random.Generator):
+    def _best_start(self, data: EMData, rng: np.random.Generator,
+                    tracker: FitProgress | None = None):
         """Run the suitable starts (module docstring); return the best state and its E-step."""
         K, n_init = self.n_components, self.n_init
         auto = isinstance(self.init, str) and self.init == "auto"
@@ -200,15 +206,31 @@ class SphericalMixture(BaseEstimator):
             state, estep = initial_state(data, starts, self.family)
         state.drop_collapsed = self.collapse == "drop"
         diffuse = isinstance(self.init, str) and not np.isnan(starts.sizes).all()
+        runs = state.weights.shape[0]
+        on_step = None if tracker is None else tracker.step
+        anneal_steps = ANNEAL_STEPS[self.family] if diffuse else 0
+        if ANNEAL_START / family_exponents(self.family, data.X.shape[1])[1] >= 1.0:
+            anneal_steps = 0  # low dimension: annealing starts at γ = 1, i.e. does nothing
+        steps = self.max_iter - anneal_steps
+        if tracker is not None:  # plan the phases, weighted by their cost in run-steps
+            tracker.start("annealing", runs, anneal_steps)
+            if runs > 1:
+                tracker.start(f"{runs} starts together", runs,
+                              min(SCREEN_ITER, steps) if diffuse else steps, not diffuse)
+            if diffuse or runs == 1:  # seeded batches run until the leader converges
+                tracker.start("refining the best start", 1, steps, True)
+            tracker.enter("annealing", state.n_iter)
         if diffuse:
-            estep = anneal(data, state, self.family, steps=ANNEAL_STEPS[self.family],
-                           min_weight=self.min_weight, first=estep)
-        if state.weights.shape[0] == 1:
+            estep = anneal(data, state, self.family, steps=anneal_steps,
+                           min_weight=self.min_weight, first=estep, on_step=on_step)
+        if runs == 1:
             return state, estep
         steps = self.max_iter - state.n_iter
+        if tracker is not None:
+            tracker.enter(f"{runs} starts together", state.n_iter)
         estep = run_em(data, state, self.family, max_steps=min(SCREEN_ITER, steps) if diffuse
                        else steps, tol=self.tol, min_weight=self.min_weight, first=estep,
-                       on_step=self._on_step)
+                       on_step=on_step)
         best = np.array([int(np.argmax(state.trace[-1]))])
         return state.take(best), take_estep(estep, best)
 

@@ -318,24 +318,27 @@ def m_step(data: EMData, post: np.ndarray, q: np.ndarray, state: EMState, family
 
 def run_em(data: EMData, state: EMState, family: str, *, max_steps: int, tol: float,
            min_weight: float, first: tuple,
-           on_step: Callable[[int], None] | None = None) -> tuple:
+           on_step: Callable[[int, float], None] | None = None) -> tuple:
     """EM steps until the leading run's relative log-likelihood change is at most ``tol``
     (a single run: until it converges), at most ``max_steps``.
 
     ``first`` is the E-step of the current state (already in the trace). Returns the E-step of
-    the final parameters. ``on_step(n_iter)`` is called after each step (progress display).
+    the final parameters. ``on_step(n_iter, change)`` is called after each step with the
+    leading run's relative change (progress display, ``fit_progress``).
     """
     estep = first
     for _ in range(max_steps):
         m_step(data, estep[1], estep[2], state, family, min_weight)
         state.n_iter += 1
-        if on_step is not None:
-            on_step(state.n_iter)
         estep = e_step(data, state, family)
         state.trace.append(estep[0].sum(axis=1))
         prev, last = state.trace[-2], state.trace[-1]
-        state.converged = np.abs(last - prev) <= tol * np.abs(last)
-        if state.converged[np.argmax(last)]:
+        change = np.abs(last - prev)
+        state.converged = change <= tol * np.abs(last)
+        lead = int(np.argmax(last))
+        if on_step is not None:
+            on_step(state.n_iter, float(change[lead] / max(abs(last[lead]), 1e-300)))
+        if state.converged[lead]:
             break
     return estep
 
@@ -346,7 +349,7 @@ def take_estep(estep: tuple, runs: np.ndarray) -> tuple:
 
 
 def anneal(data: EMData, state: EMState, family: str, *, steps: int, min_weight: float,
-           first: tuple) -> tuple:
+           first: tuple, on_step: Callable[[int, float], None] | None = None) -> tuple:
     """Deterministic annealing (Ueda & Nakano 1998): ``steps`` EM steps whose posteriors are
     ∝ (π_k f_k)^γ, γ rising geometrically from ``ANNEAL_START``/β to 1. In high dimension
     f_k differ by hundreds of nats, so plain EM assigns points almost at once and keeps the
@@ -366,6 +369,8 @@ def anneal(data: EMData, state: EMState, family: str, *, steps: int, min_weight:
         m_step(data, estep[1], estep[2], state, family, min_weight)
         state.n_iter += 1
         gamma = min(1.0, gamma * growth)
+        if on_step is not None:
+            on_step(state.n_iter, float("nan"))
     estep = e_step(data, state, family)
     state.trace.append(estep[0].sum(axis=1))
     return estep
