@@ -69,7 +69,7 @@ def test_level_outside_unit_interval_is_a_clear_error(level) -> None:
 
 
 def test_words_skip_placeholders_and_punctuation() -> None:
-    text = "[Company Name] grew 3.5% year-over-year, [Executive 2] said; don't [MASK] it."
+    text = "[Company Name] grew 3.5% year-over-year, [Executive 2] said; don't [MASK] it, [MASK] " + MASK_PLACEHOLDER + "."
     assert [w for _, _, w in word_spans(text)] == [
         "grew",
         "3.5",
@@ -79,7 +79,8 @@ def test_words_skip_placeholders_and_punctuation() -> None:
         "it",
     ]
     assert is_placeholder(MASK_PLACEHOLDER)
-    assert re.fullmatch(PLACEHOLDER_PATTERN, "[MASK]")
+    assert re.fullmatch(PLACEHOLDER_PATTERN, MASK_PLACEHOLDER)
+    assert re.fullmatch(PLACEHOLDER_PATTERN, "[MASK]")  # texts redacted by earlier versions
 
 
 @pytest.mark.parametrize("level", [0.1, 0.2, 0.3, 0.5, 1.0])
@@ -113,9 +114,11 @@ def test_placeholders_are_never_masked_even_at_full_level() -> None:
     new, records = redact_chunks([chunk], TableScorer({"and": 5, "met": 4}), 1.0)
     assert [r.word for r in records] == ["and", "met", "in", "about"]
     assert new[0].text == (
-        "[Company Name] [MASK] [Executive 1] [MASK] [Person] [MASK] [Location] [MASK] [URL]."
+        "[Company Name] [MASK] [Executive 1] [MASK] [Person] [MASK] [Location] [MASK] [URL].".replace(
+            "[MASK]", MASK_PLACEHOLDER
+        )
     )
-    assert [p for p in re.findall(PLACEHOLDER_PATTERN, new[0].text) if p != "[MASK]"] == (
+    assert [p for p in re.findall(PLACEHOLDER_PATTERN, new[0].text) if p != MASK_PLACEHOLDER] == (
         placeholders
     )
     # redacting the redacted text again changes nothing: a mask is never a word
@@ -131,7 +134,9 @@ def test_entity_spans_stay_consistent_with_the_text() -> None:
     assert [r.word for r in records] == ["Cloud", "widgets", "Globex", "while"]
     after = new[0]
     assert after.text == (
-        "Acme [MASK] sold [MASK] in Ohio to [MASK] [MASK] Initech watched from Texas today."
+        "Acme [MASK] sold [MASK] in Ohio to [MASK] [MASK] Initech watched from Texas today.".replace(
+            "[MASK]", MASK_PLACEHOLDER
+        )
     )
     assert [s.text for s in after.entities] == ["Ohio", "Texas"]  # overlapping spans dropped
     for span in after.entities:
@@ -143,7 +148,7 @@ def test_repeated_words_are_masked_together_unless_the_cut_splits_them() -> None
     new, records = redact_chunks([chunk], TableScorer({"cloud": 3, "margin": 1}), 0.5)
     assert [r.word for r in records] == ["cloud", "cloud", "cloud"]
     new, records = redact_chunks([chunk], TableScorer({"cloud": 3, "margin": 1}), 0.3)
-    assert new[0].text == "[MASK] revenue [MASK] margin cloud growth"  # 2 of 6, earliest first
+    assert new[0].text == "M revenue M margin cloud growth".replace("M", MASK_PLACEHOLDER)  # 2 of 6, earliest first
 
 
 def test_review_applies_a_subset_and_rejects_stale_records() -> None:
@@ -151,7 +156,7 @@ def test_review_applies_a_subset_and_rejects_stale_records() -> None:
     chunk = _chunk(text, (_span(text, "delta", "Product"),))
     _, records = redact_chunks([chunk], TableScorer({"beta": 2, "delta": 1}), 0.5)
     kept = apply_redactions(chunk, [records[0]])  # the analyst rejected the second mask
-    assert kept.text == "alpha [MASK] gamma delta"
+    assert kept.text == f"alpha {MASK_PLACEHOLDER} gamma delta"
     assert kept.entities[0].text == kept.text[kept.entities[0].start : kept.entities[0].end]
     assert apply_redactions(chunk, []) is chunk
     with pytest.raises(CorpusError, match="does not match"):

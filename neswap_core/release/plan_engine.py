@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..config import MASK_PLACEHOLDER, TERM_CATEGORY
+from ..config import DEFAULT_TARGETED_FOLDS, MASK_PLACEHOLDER, TERM_CATEGORY
 from ..corpus import Chunk
 from .plans import Change, OneVsMany, Plan, Redact, SwapRound, TermSwap, swap_change
 from .rewrite import swap_pair
@@ -42,10 +42,16 @@ class PlanResources:
         The smarter redactor does not depend on the level; the learned ranker is trained for
         the level it will mask (paper 002), with the chunks' protected values as groups.
         """
-        key = (method, None if method == "smarter" else float(level))
+        key = (method, float(level) if method == "ranker" else None)
         if key not in self.redactors:
             texts, labels = [c.text for c in self.base], [c.protected for c in self.base]
-            if method == "smarter":
+            if method == "targeted":
+                from .targeted import TargetedRedactor
+
+                self.redactors[key] = TargetedRedactor(n_folds=DEFAULT_TARGETED_FOLDS).fit(
+                    texts, labels, [c.doc_id for c in self.base]
+                )
+            elif method == "smarter":
                 from .redaction import SmarterRedactor
 
                 self.redactors[key] = SmarterRedactor().fit(texts, labels)
@@ -249,7 +255,11 @@ def _redact(state: _State, step_no: int, s: Redact, resources: PlanResources, re
     """
     from .redaction import apply_redactions, redact_chunks
 
-    _, records = redact_chunks(state.chunks, resources.redactor(s.method, s.level), s.level)
+    redactor = resources.redactor(s.method, s.level)
+    if s.method == "targeted":
+        records = redactor.select(state.chunks, s.level, margin=s.margin)
+    else:
+        _, records = redact_chunks(state.chunks, redactor, s.level)
     by_chunk: dict[str, list] = {}
     for record in records:
         by_chunk.setdefault(record.chunk_id, []).append(record)

@@ -35,6 +35,7 @@ from ..config import (
     DEFAULT_CONCENTRATION_FLOOR,
     DEFAULT_PLAN_COVERAGE,
     DEFAULT_SIMILARITY_FLOOR,
+    DEFAULT_TARGETED_MARGIN,
     DEFAULT_TERM_MIN_Z,
     DEFAULT_TERM_TOP_K,
     TERM_CATEGORY,
@@ -144,19 +145,27 @@ class TermSwap:
             raise ConfigError(f"top_k (terms per company) must be >= 1, got {self.top_k}.")
 
 
+REDACT_METHODS = ("smarter", "ranker", "targeted")
+
+
 @dataclass(frozen=True)
 class Redact:
-    """Mask the top ``level`` share of each chunk's words (release/redaction.py, SPEC §9)."""
+    """Mask ``level`` of the words (SPEC §9): the top share of each chunk ("smarter", paper 001;
+    "ranker", paper 002) or one corpus-wide budget spent where it flips the defender's guess
+    ("targeted", release/targeted.py; ``margin`` is its flip margin in log-probability)."""
 
     kind: ClassVar[str] = "redact"
     level: float = 0.1
-    method: str = "smarter"  # "smarter" (paper 001) or "ranker" (paper 002)
+    method: str = "smarter"
+    margin: float = DEFAULT_TARGETED_MARGIN
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.level <= 1.0:
             raise ConfigError(f"redaction level is a proportion in [0, 1], got {self.level}.")
-        if self.method not in ("smarter", "ranker"):
-            raise ConfigError(f"redaction method must be 'smarter' or 'ranker', got {self.method!r}.")
+        if self.method not in REDACT_METHODS:
+            raise ConfigError(f"redaction method must be one of {REDACT_METHODS}, got {self.method!r}.")
+        if not self.margin >= 0.0:
+            raise ConfigError(f"the targeted redaction margin is a log-probability gap >= 0, got {self.margin}.")
 
 
 Step = SwapRound | OneVsMany | TermSwap | Redact
@@ -247,12 +256,13 @@ class Plan:
 
 
 def default_plan(categories: Sequence[str], *, rounds: int = 3, terms: bool = True,
-                 redaction: float = 0.0, require: str = "any",
+                 redaction: float = 0.0, redaction_method: str = "targeted", require: str = "any",
                  coverage: float = DEFAULT_PLAN_COVERAGE,
                  similarity_floor: float = DEFAULT_SIMILARITY_FLOOR,
                  concentration_floor: float = DEFAULT_CONCENTRATION_FLOOR,
                  one_vs_many: bool = True) -> Plan:  # fmt: skip
-    """The plan of the grid: [terms] → rounds of J (+ Term) → [one-vs-many] → [redaction]."""
+    """The plan of the grid: [terms] → rounds of J (+ Term) → [one-vs-many] → [redaction]
+    (targeted by default: one corpus budget spent where it flips the defender, targeted.py)."""
     cats = tuple(categories) + ((TERM_CATEGORY,) if terms else ())
     steps: list[Step] = [TermSwap()] if terms else []
     steps.append(SwapRound(cats, rounds=rounds, require=require, coverage=coverage,
@@ -261,7 +271,7 @@ def default_plan(categories: Sequence[str], *, rounds: int = 3, terms: bool = Tr
     if one_vs_many:
         steps.append(OneVsMany(similarity_floor=similarity_floor))
     if redaction > 0:
-        steps.append(Redact(redaction))
+        steps.append(Redact(redaction, redaction_method))
     return Plan(tuple(steps))
 
 
