@@ -141,6 +141,10 @@ def mixture(key: str, _x: np.ndarray, _config: RunConfig, _progress: Callable | 
     return fit_mixture(_x, _config, _progress)
 
 
+#: Setting that marks the trade-off line's offset as the default (never moved by the analyst):
+#: such a line follows a change of N, so it stays reached (issue 13).
+AUTO_LINE = "trade_off_c_auto"
+
 #: Sweep keys computed in this server process: the sidebar shows release numbers only for
 #: these, so it never starts a long computation itself.
 SWEEPS_READY: set[str] = set()
@@ -356,7 +360,7 @@ class Stage:
         table = release_table(self.sweep_key, float(self.settings["population"]), sweep)
         c = default_offset(table)
         if len(table):
-            self.workspace.update_settings({"trade_off_c": c})
+            self.workspace.update_settings({"trade_off_c": c, AUTO_LINE: True})
         return c
 
     def pitman(self, population: float | None = None) -> pd.DataFrame:

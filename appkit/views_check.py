@@ -21,6 +21,7 @@ from neswap_core.check.audit import RenyiAudit, audit_comparison, released_embed
 from neswap_core.check.candidates import IN_CORPUS, READING
 
 from .pipeline import digest, embedder
+from .widgets import fmt_number
 
 #: Bootstrap resamples and permutations of the app's audit (SPEC §9: at least 25).
 AUDIT_RESAMPLES = 25
@@ -79,8 +80,10 @@ def audit_sentence(pair: AuditPair) -> str:
     b, a = pair.before, pair.after
     floor = float(b.documents_["epsilon_floor"].max())
     return (f"Corpus ε (the most distinguishable document, δ = 1/{round(1 / b.delta_)}): "
-            f"{b.epsilon_:.2f} before this release and {a.epsilon_:.2f} after; the estimator "
-            f"gives up to {floor:.2f} for documents that do not differ at all (permutation floor).")
+            f"{fmt_number(b.epsilon_, 5)} before this release and {fmt_number(a.epsilon_, 5)} after; "
+            f"the estimator gives up to {fmt_number(floor, 5)} for documents that do not differ at "
+            "all (permutation floor). Lower ε means a document blends in better; only the part "
+            "above the floor is evidence that it stands out.")
 
 
 COMPARISON_COLUMNS = {
@@ -94,6 +97,13 @@ def comparison_view(pair: AuditPair) -> pd.DataFrame:
     """Per document ε and KL before/after, most distinguishable first, readable headers."""
     table = pair.comparison().sort_values("epsilon_after", ascending=False)
     return table[list(COMPARISON_COLUMNS)].rename(columns=COMPARISON_COLUMNS)
+
+
+def comparison_styled(comparison: pd.DataFrame):
+    """``comparison_view`` in the app's number format (the cells stay numbers)."""
+    from .views_explain import formatted
+
+    return formatted(comparison, default=3)
 
 
 # --- the D_α curve ---------------------------------------------------------------------------------------
@@ -127,7 +137,8 @@ def divergence_figure(pair: AuditPair, document: str) -> go.Figure:
         line = audit.line
         fig.add_trace(go.Scatter(
             x=alphas, y=line.at(alphas), mode="lines", line={"color": color, "dash": "dash"},
-            name=f"zCDP line {label}: ξ = {line.xi:.3g}, ρ = {line.rho:.3g} → ε = {line.epsilon:.2f}",
+            name=(f"zCDP line {label}: ξ = {fmt_number(line.xi)}, ρ = {fmt_number(line.rho)} → "
+                  f"ε = {fmt_number(line.epsilon)}"),
             hoverinfo="skip"))
     # The zCDP lines climb far above the curves at large α: show the curves, let the lines leave.
     values = np.concatenate([
@@ -292,7 +303,7 @@ def mcnemar_sentence(after) -> str:
     t = after.table
     return (f"Exact McNemar test on the {int(t[0, 1] + t[1, 0])} changed passages whose outcome "
             f"changed ({int(t[0, 1])} no longer named, {int(t[1, 0])} newly named): "
-            f"p = {after.mcnemar_p:.3g}. A small p (below 0.05) means the release really changed "
+            f"p = {fmt_number(after.mcnemar_p)}. A small p (below 0.05) means the release really changed "
             "what the attacker gets right.")
 
 

@@ -21,6 +21,8 @@ from neswap_core.config import PAPER_POPULATIONS
 from neswap_core.release.frontier import choose_release, describe_release, frontier_mask
 from neswap_core.release.grid import frontier_winner, hyperparameter_grid
 
+from .widgets import fmt_number
+
 #: A colour-blind-safe qualitative palette (Tableau 10) for the category combinations J.
 COMBINATION_PALETTE = (
     "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
@@ -45,41 +47,54 @@ RELEASE_COLUMNS = {
 }
 
 
+#: Significant digits of the release-table columns (``fmt_number``).
+RELEASE_DIGITS = {"swap rate r": 3, "DU": 7, "DU s.d.": 3, "DR": 6, "DR s.d.": 3, "p̂": 4,
+                  "chunk accuracy": 3, "document accuracy": 3}
+
+
 def release_columns(table: pd.DataFrame) -> pd.DataFrame:
     out = table[[c for c in RELEASE_COLUMNS if c in table]].rename(columns=RELEASE_COLUMNS)
     return out.sort_values(["DU"], ascending=False)
 
 
-#: Pitman-table columns shown (in this order) with the paper's symbols and a tooltip each.
-PITMAN_COLUMNS: dict[str, tuple[str, str, str]] = {
-    "J": ("combination J", "", "The categories whose entity values form the key of a chunk."),
-    "n_J": ("n_J", "%d", "Chunks with at least one entity in J (the chunks the model is fitted on)."),
-    "k": ("cells k", "%d", "Distinct entity-value combinations among those chunks."),
-    "s1": ("s₁", "%d", "Sample uniques: chunks alone in their cell."),
-    "s1/n_J": ("s₁/n_J", "%.3f", "Share of the chunks that are sample uniques."),
-    "theta": ("θ̂", "%.3f", "Ewens–Pitman strength: larger = more distinct values."),
-    "theta_se": ("SE(θ̂)", "%.3f", "Standard error of θ̂ (observed information)."),
-    "alpha": ("α̂", "%.4f", "Ewens–Pitman discount in [0, 1): how heavy the tail of rare values is."),
-    "alpha_se": ("SE(α̂)", "%.4f", "Standard error of α̂."),
-    "S1_hat": ("Ŝ₁", "", "Expected population uniques in a population of N chunks."),
-    "p_hat": ("p̂", "scientific", "Share of sample uniques that are population uniques: (Ŝ₁/s₁)(n_J/N). "
+def release_view(table: pd.DataFrame):
+    """``release_columns`` in the app's number format (a Styler; the cells stay numbers)."""
+    from .views_explain import formatted
+
+    return formatted(release_columns(table), RELEASE_DIGITS)
+
+
+#: Pitman-table columns shown (in this order) with the paper's symbols, significant digits
+#: (``fmt_number``; 0 = not a number) and a tooltip each.
+PITMAN_COLUMNS: dict[str, tuple[str, int, str]] = {
+    "J": ("combination J", 0, "The categories whose entity values form the key of a chunk."),
+    "n_J": ("n_J", 6, "Chunks with at least one entity in J (the chunks the model is fitted on)."),
+    "k": ("cells k", 6, "Distinct entity-value combinations among those chunks."),
+    "s1": ("s₁", 6, "Sample uniques: chunks alone in their cell."),
+    "s1/n_J": ("s₁/n_J", 3, "Share of the chunks that are sample uniques."),
+    "theta": ("θ̂", 4, "Ewens–Pitman strength: larger = more distinct values."),
+    "theta_se": ("SE(θ̂)", 3, "Standard error of θ̂ (observed information)."),
+    "alpha": ("α̂", 4, "Ewens–Pitman discount in [0, 1): how heavy the tail of rare values is."),
+    "alpha_se": ("SE(α̂)", 3, "Standard error of α̂."),
+    "S1_hat": ("Ŝ₁", 4, "Expected population uniques in a population of N chunks."),
+    "p_hat": ("p̂", 4, "Share of sample uniques that are population uniques: (Ŝ₁/s₁)(n_J/N). "
               "DR uses min(p̂, 1)."),
-    "status": ("status", "", "'ok', or why p̂ is special (e.g. Ewens α̂ = 0, all unique)."),
+    "status": ("status", 0, "'ok', or why p̂ is special (e.g. Ewens α̂ = 0, all unique)."),
 }
 
 
-def pitman_view(pitman: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
-    """The Pitman table with the paper's symbols as headers, and its column config (tooltips)."""
+def pitman_view(pitman: pd.DataFrame) -> tuple[object, dict]:
+    """The Pitman table with the paper's symbols as headers and the app's number format (a
+    Styler: the cells stay numbers), and its column config (tooltips)."""
+    from .views_explain import formatted
+
     cols = [c for c in PITMAN_COLUMNS if c in pitman]
     frame = pitman[cols].rename(columns={c: PITMAN_COLUMNS[c][0] for c in cols})
-    if "Ŝ₁" in frame:  # beyond 2^53 the browser's number format gives up: write it ourselves
-        frame["Ŝ₁"] = frame["Ŝ₁"].map(lambda v: f"{v:.4g}")
-    config = {}
-    for c in cols:
-        label, fmt, tip = PITMAN_COLUMNS[c]
-        config[label] = (st.column_config.NumberColumn(label, help=tip, format=fmt) if fmt
-                         else st.column_config.TextColumn(label, help=tip))
-    return frame, config
+    digits = {PITMAN_COLUMNS[c][0]: PITMAN_COLUMNS[c][1] for c in cols if PITMAN_COLUMNS[c][1]}
+    config = {PITMAN_COLUMNS[c][0]: st.column_config.Column(PITMAN_COLUMNS[c][0],
+                                                            help=PITMAN_COLUMNS[c][2])
+              for c in cols}
+    return formatted(frame, digits), config
 
 
 # --- the frontier chart ---------------------------------------------------------------------------
@@ -107,15 +122,16 @@ def risk_axes(table: pd.DataFrame) -> list[str]:
 _HOVER = (
     "<b>%{customdata[0]}</b><br>%{customdata[1]} swaps, r = %{customdata[2]:.1f}% of chunks<br>"
     "DU %{x:.5f} ± %{customdata[3]:.5f}<br>DR %{customdata[6]:.4f} ± %{customdata[4]:.4f}<br>"
-    "p̂ = %{customdata[5]:.3g}<extra></extra>"
+    "p̂ = %{customdata[5]}<extra></extra>"
 )
 _HOVER_MEASURED = _HOVER.replace("<extra>", "<br>%{customdata[7]}: %{y:.3f}<extra>")
 
 
 def _custom(t: pd.DataFrame, risk: str = "dr") -> np.ndarray:
     name = RISK_AXES.get(risk, (risk, risk))[1]
+    p_hat = np.array([fmt_number(p, 3) for p in t["p_hat"]], dtype=object)
     return np.column_stack([t["release_id"], t["swaps"], 100 * t["swap_rate"], t["du_sd"], t["dr_sd"],
-                            t["p_hat"], t["dr"], np.full(len(t), name, dtype=object)])
+                            p_hat, t["dr"], np.full(len(t), name, dtype=object)])
 
 
 def _ranges(table: pd.DataFrame, a: float, c: float, risk: str = "dr") -> tuple[list[float], list[float], str]:

@@ -237,9 +237,8 @@ def progress_bar(label: str) -> Callable[[float, str], None]:
 
 
 def ensure_sweep(stage) -> Sweep:
-    """The stage's sweep; the first time, with a spinner for the fit and a bar for the releases."""
-    with st.spinner("Fitting the spherical mixture (once per setting; see 3 · Clusters)…"):
-        stage.mixture()
+    """The stage's sweep; the first time, with progress bars for the fit and the releases."""
+    stage.mixture(progress_bar("Fitting the clusters (once per setting; see 3 · Clusters)"))
     return stage.sweep(progress_bar("Building candidate releases"))
 
 

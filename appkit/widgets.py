@@ -70,6 +70,8 @@ def fmt_number(value: float | int | None, digits: int = 3) -> str:
     x = float(value)
     if x != x:  # NaN
         return "–"
+    if x in (float("inf"), float("-inf")):
+        return "∞" if x > 0 else "−∞"
     if x == int(x) and abs(x) < 1e6:
         return f"{int(x):,}"
     if x != 0 and not 1e-3 <= abs(x) < 1e6:

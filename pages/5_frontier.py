@@ -1,17 +1,21 @@
 """Step 5 · Risk–utility frontier: all candidate releases, the trade-off line, the chosen release,
 the Pitman risk model per combination and the hyperparameter grid (SPEC §5, §7, §8)."""
 
+from functools import partial
+
 import numpy as np
 import streamlit as st
 
 from appkit import views_check as vc
+from appkit import views_explain as ve
 from appkit import views_frontier as vf
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
+from appkit.pipeline import AUTO_LINE
 from appkit.state import current, save_settings
-from appkit.widgets import user_errors
+from appkit.widgets import fmt_number, md_text, user_errors
 from neswap_core.config import PAPER_POPULATIONS
-from neswap_core.release.frontier import choose_release, frontier_mask
+from neswap_core.release.frontier import choose_release, default_offset, frontier_mask
 
 st.title("5 · Risk–utility frontier")
 st.markdown(
@@ -34,12 +38,19 @@ CUSTOM = "custom"
 
 
 def save_population() -> None:
+    """Store the new N; a default line (never moved by the analyst) follows it, so that it stays
+    reached: N moves every DR (issue 13)."""
     label = st.session_state["frontier_population"]
     if label == CUSTOM:
         exponent = st.session_state.get("frontier_population_exp", np.log10(float(s["population"])))
-        save_settings(ws, population=float(10.0 ** float(exponent)))
+        n = float(10.0 ** float(exponent))
     else:
-        save_settings(ws, population=vf.POPULATION_LABELS[label])
+        n = vf.POPULATION_LABELS[label]
+    values = {"population": n}
+    if ws.get_setting(AUTO_LINE) and float(ws.get_setting("trade_off_a", 0.0)) == 0:
+        with user_errors(stop=False):
+            values |= {"trade_off_c": default_offset(stage.table(n)), AUTO_LINE: True}
+    save_settings(ws, **values)
 
 
 population = float(s["population"])
@@ -79,16 +90,17 @@ def save_slope(pivot: float) -> None:
     a_new = float(st.session_state["frontier_a"])
     a_old, c_old = float(s["trade_off_a"]), float(s["trade_off_c"])
     c_new = max(round(c_old + (a_old - a_new) * pivot, 4), 0.0)  # a risk bound is never < 0
-    save_settings(ws, trade_off_a=a_new, trade_off_c=c_new)
+    save_settings(ws, trade_off_a=a_new, trade_off_c=c_new, **{AUTO_LINE: False})
 
 
 def save_offset() -> None:
-    save_settings(ws, trade_off_c=float(st.session_state["frontier_c"]))
+    save_settings(ws, trade_off_c=float(st.session_state["frontier_c"]), **{AUTO_LINE: False})
 
 
 a = float(s["trade_off_a"])
 c = float(s["trade_off_c"])
 low, high, pivot = vf.slider_bounds(table, a)
+low = max(low, float(np.ceil(-a * pivot * 1000) / 1000))  # the line's height at the pivot ≥ 0
 low, high = min(low, c), max(high, c)
 # Steeper than the line's height at the pivot over the pivot would send c below 0.
 a_max = max(a, min(A_MAX, int(2 * (c + a * pivot) / max(pivot, 1e-9)) / 2), 0.5)
@@ -123,8 +135,20 @@ risk = st.radio("Risk shown on the chart", axes, key="frontier_risk", horizontal
                 help="DR is the paper's model-based risk; the measured accuracies are what an "
                 "attacker actually gets right on each release (draw 0). The trade-off line is "
                 "drawn in DR units, so it shows with DR only.")
+
+
+def use_clicked(clickable) -> None:
+    """A point clicked on the chart becomes the release in use (the gold star)."""
+    release_id = ve.clicked_release(st.session_state.get("frontier_chart"), clickable, risk)
+    if release_id is not None:
+        save_settings(ws, chosen_release=release_id)
+        st.toast(f"Release in use: {md_text(release_id)}")
+
+
 st.plotly_chart(vf.frontier_figure(table, chosen_id, a, c, line_pick=line_pick.index, risk=risk),
-                width="stretch", config={"displaylogo": False}, key="frontier_chart")
+                width="stretch", config={"displaylogo": False}, key="frontier_chart",
+                on_select=partial(use_clicked, table), selection_mode="points")
+st.caption("**Click a point** to use that release on the Swaps, Export and Check pages.")
 if attack is not None and chosen_id is not None:
     with user_errors(stop=False):
         chosen_release = vr.reviewed_release(sweep, stage.sweep_key, table, chosen_id, ws.decisions,
@@ -161,9 +185,26 @@ else:
               help="Pin this release for review (4 · Swaps) and export (6 · Export). Until you "
               "do, those pages follow the line.")
 
+# --- what the numbers say, in sentences (issue 13) ------------------------------------------------
+explained = stored if stored in table.index else line_pick.index
+if explained is not None:
+    with user_errors(stop=False), st.container(border=True, key="frontier_explained"):
+        row = table.loc[explained]
+        fit = ve.pitman_row(stage.pitman(population), row["categories"])
+        p_by_n = {}
+        for n in sorted({*PAPER_POPULATIONS, population}) if fit is not None else ():
+            other = ve.pitman_row(stage.pitman(n), row["categories"])
+            if other is not None:
+                p_by_n[n] = float(other["p_hat"])
+        st.markdown(f"**What the numbers say** (release {md_text(explained)})")
+        st.markdown(ve.dr_sentence(table, row, fit, population))
+        st.markdown(ve.du_sentence(table, row))
+        st.markdown(ve.population_sentence(population, fit, p_by_n))
+        st.markdown(ve.line_sentence(table, line_pick, vf.choice_sentence(table, line_pick.index)))
+
 with st.expander("Releases on the frontier (not dominated by any other release)"):
     front = table[frontier_mask(table["du"].to_numpy(float), table["dr"].to_numpy(float))]
-    st.dataframe(vf.release_columns(front), hide_index=True, width="stretch")
+    st.dataframe(vf.release_view(front), hide_index=True, width="stretch")
 
 # --- Pitman table ------------------------------------------------------------------------------------
 st.subheader("Risk model per category combination (the paper's Table 1)")
@@ -197,7 +238,8 @@ if grid is not None:
     st.markdown("**Combination with most releases on the frontier**, per setting and N")
     st.dataframe(vf.style_winners(vf.winner_pivot(summary, "frontier winner"), colors),
                  width="stretch")
-    st.markdown(f"**Combination of the release your line picks** (a = {a:g}, c = {c:.3f})")
+    st.markdown(f"**Combination of the release your line picks** (a = {fmt_number(a)}, "
+                f"c = {fmt_number(c, 6)})")
     st.dataframe(vf.style_winners(vf.winner_pivot(summary, "your line picks"), colors),
                  width="stretch")
     st.caption(vf.grid_verdict(summary) + " ⚠ = the mixture fit did not converge.")

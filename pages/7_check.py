@@ -8,7 +8,7 @@ from appkit import views_frontier as vf
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
 from appkit.state import current
-from appkit.widgets import user_errors
+from appkit.widgets import fmt_number, user_errors
 
 st.title("7 · Check")
 st.markdown(
@@ -66,7 +66,9 @@ with user_errors(stop=False):
                           if after.n_changed else None), delta_color="inverse")
     cols[2].metric("Documents named", f"{after.documents_named} of {after.n_documents}",
                    delta=f"{after.documents_named - before.documents_named:+d}", delta_color="inverse")
-    cols[3].metric("McNemar p", f"{after.mcnemar_p:.3g}")
+    cols[3].metric("McNemar p", fmt_number(after.mcnemar_p),
+                   help="Exact McNemar test on the changed passages: a p below 0.05 means the "
+                   "release really changed what the attacker gets right.")
     left, right = st.columns([3, 2])
     with left:
         st.markdown("**Accuracy before and after the release** (the paper's Table 2)")
@@ -119,10 +121,14 @@ with user_errors():
     pair = vc.audit_pair(stage, changed, progress=vr.progress_bar)
 st.info(vc.audit_sentence(pair))
 cols = st.columns(3)
-cols[0].metric("Corpus ε before", f"{pair.before.epsilon_:.2f}")
-cols[1].metric("Corpus ε after", f"{pair.after.epsilon_:.2f}",
-               delta=f"{pair.after.epsilon_ - pair.before.epsilon_:+.2f}", delta_color="inverse")
-cols[2].metric("Permutation floor (largest)", f"{pair.before.documents_['epsilon_floor'].max():.2f}")
+cols[0].metric("Corpus ε before", fmt_number(pair.before.epsilon_, 5),
+               help="ε of the most distinguishable document before the release (lower is better).")
+cols[1].metric("Corpus ε after", fmt_number(pair.after.epsilon_, 5),
+               delta=fmt_number(pair.after.epsilon_ - pair.before.epsilon_), delta_color="inverse",
+               help="The same after the release: a fall means documents blend in better.")
+cols[2].metric("Permutation floor (largest)",
+               fmt_number(pair.before.documents_["epsilon_floor"].max(), 5),
+               help="What the estimator reports when nothing differs: ε near it means no evidence.")
 
 comparison = vc.comparison_view(pair)
 documents = comparison["document"].tolist()
@@ -133,6 +139,4 @@ st.plotly_chart(vc.divergence_figure(pair, document), width="stretch",
 st.caption("Points: the estimate on all passages, with the bootstrap standard deviation "
            f"({pair.before.n_bootstrap} resamples) as error bars. Dashed: the optimal zCDP line "
            "above each curve, whose (ξ, ρ) give ε.")
-st.dataframe(comparison, hide_index=True, width="stretch",
-             column_config={k: st.column_config.NumberColumn(format="%.3f")
-                            for k in comparison.columns if k not in ("document", "chunks")})
+st.dataframe(vc.comparison_styled(comparison), hide_index=True, width="stretch")

@@ -7,10 +7,12 @@ description, and a first page that waits for the models before showing anything.
 from __future__ import annotations
 
 import io
+import json
 import re
 
 import pyarrow as pa
 import pytest
+from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from tests import test_app_release as release_tests
 from tests.test_app_release import decision_keys, run_page, stage_for
@@ -78,3 +80,94 @@ def test_a_rejected_pair_is_never_labelled_as_released(workspace):
                     getattr(r, "key", None) == first for r in c.radio))
     after = [m.value for m in pair.markdown if ">AFTER" in m.value]
     assert after and all("as released" not in v for v in after), (step, after)
+
+
+# --- 5 · Risk–utility frontier ------------------------------------------------------------------------
+def explained(at) -> list[str]:
+    box = next(c for c in at.get("flex_container") if getattr(c, "key", None) == "frontier_explained")
+    return [m.value for m in box.markdown]
+
+
+def test_every_frontier_number_has_a_sentence_with_this_corpus_numbers(workspace):
+    at = run_page("5_frontier")
+    stage = stage_for(workspace)
+    table = stage.table(1e20)
+    release_id = explained(at)[0].split("release ", 1)[1].rstrip(")").replace("\\", "")
+    row = table.loc[release_id]
+    pitman = stage.pitman(1e20)
+    fit = pitman[pitman["J"] == ", ".join(row["categories"])].iloc[0]
+    dr, du, n, line = explained(at)[1:]
+    assert dr.startswith("**Risk DR**") and f"{int(fit['s1'])} of the {int(fit['n_J'])}" in dr
+    assert "1 means no protection" in dr and "close to 1" in dr
+    assert du.startswith("**Utility DU**") and "1 means the cluster structure" in du
+    assert ("above 1" in du) == bool((table["du"] > 1).any())
+    assert n.startswith("**Population size N = 10²⁰**") and "N^(α̂−1)" in n
+    assert all(f"N = 10{e}" in n for e in ("¹⁰", "²⁰", "³⁰"))  # p̂ at the paper's three N
+    assert line.startswith("**Your line**") and "highest DU" in line
+
+
+def test_frontier_and_check_numbers_share_one_format(workspace):
+    at = run_page("5_frontier")
+    shown = texts(at)
+    assert not [t for t in shown if E_NOTATION.search(t)], [t for t in shown if E_NOTATION.search(t)]
+    assert any("× 10" in t for t in shown)  # Ŝ₁ and p̂ as powers of ten, not 2.836e+17
+    check = run_page("7_check")
+    shown = texts(check)
+    assert not [t for t in shown if E_NOTATION.search(t)], [t for t in shown if E_NOTATION.search(t)]
+
+
+def test_the_default_line_stays_reached_when_n_changes(workspace):
+    at = run_page("5_frontier")
+    for label in ("10³⁰", "10¹⁰", "10²⁰"):
+        at.radio(key="frontier_population").set_value(label).run()
+        assert not at.exception
+        assert not any("Line not reached" in w.value for w in at.warning), label
+        assert any(s.value.startswith("**Your line picks:**") for s in at.success), label
+    # Once the analyst moves the line it is theirs: N no longer moves it.
+    at.slider(key="frontier_c").set_value(at.slider(key="frontier_c").max).run()
+    c = workspace.get_setting("trade_off_c")
+    at.radio(key="frontier_population").set_value("10³⁰").run()
+    assert workspace.get_setting("trade_off_c") == c
+
+
+def test_the_offset_slider_keeps_the_line_above_zero_at_the_pivot(workspace):
+    from appkit.views_frontier import slider_bounds
+
+    at = run_page("5_frontier")
+    at.slider(key="frontier_a").set_value(at.slider(key="frontier_a").max).run()
+    a = workspace.get_setting("trade_off_a")
+    _, _, pivot = slider_bounds(stage_for(workspace).table(1e20), a)
+    low = at.slider(key="frontier_c").min
+    assert a > 0 and low + a * pivot >= -1e-9
+    at.slider(key="frontier_c").set_value(low).run()
+    assert workspace.get_setting("trade_off_c") + a * pivot >= -1e-9
+
+
+def click(at, key: str, points: list[dict]):
+    """Send a plotly point selection for chart ``key``, as the browser does on a click."""
+    chart = next(c for c in at.get("plotly_chart") if key in c.proto.id)
+    states = at._tree.get_widget_states()
+    state = WidgetState(id=chart.proto.id, string_value=json.dumps(
+        {"selection": {"points": points, "point_indices": [p["point_index"] for p in points],
+                       "box": [], "lasso": []}}))
+    states.widgets.append(state)
+    return at._run(states)
+
+
+def test_clicking_a_point_on_the_chart_chooses_that_release(workspace):
+    at = run_page("5_frontier")
+    table = stage_for(workspace).table(1e20)
+    line = workspace.get_setting("trade_off_c")
+    from neswap_core.release.frontier import choose_release
+
+    pick = choose_release(table, 0.0, line).index
+    other = table.drop(index=pick).sort_values("dr").index[0]
+    row = table.loc[other]
+    click(at, "frontier_chart", [{"curve_number": 1, "point_number": 0, "point_index": 0,
+                                  "x": float(row["du"]), "y": float(row["dr"]),
+                                  "customdata": [other, int(row["swaps"])]}])
+    assert not at.exception, [e.value for e in at.exception]
+    assert workspace.get_setting("chosen_release") == other
+    assert any("In use on the Swaps and Export pages" in i.value for i in at.info)
+    swaps = run_page("4_swaps")
+    assert swaps.selectbox(key="swaps_release").value == other

@@ -46,6 +46,7 @@ def test_html_text_survives_a_blank_line_inside_our_html():
 @pytest.mark.parametrize(("value", "digits", "text"), [
     (2.836e17, 3, "2.84 × 10¹⁷"), (3.749e-3, 3, "0.00375"), (0.99873, 4, "0.9987"),
     (1234.0, 3, "1,234"), (12.5, 3, "12.5"), (1e-5, 2, "1.0 × 10⁻⁵"), (None, 3, "–"),
+    (float("inf"), 3, "∞"),  # Ŝ₁ of an all-unique table (no finite MLE) once broke page 5
 ])
 def test_one_number_format(value, digits, text):
     assert fmt_number(value, digits) == text

@@ -103,3 +103,16 @@ def test_rows_not_reached_by_every_draw_are_never_chosen():
     assert choose_release(table, 0.0, 1.0).index == "a"  # "b" is better but averaged over fewer
     none = choose_release(table.assign(all_draws=False), 0.0, 1.0)
     assert none.index is None and "every Monte Carlo draw" in none.message
+
+
+def test_default_offset_is_reached_when_every_frontier_release_has_the_same_risk():
+    """Rounding c to the nearest 1e-6 put the default line just below a lone frontier release
+    (DR 0.9973454 → c = 0.997345): "line not reached" on opening (issue 13)."""
+    from neswap_core.release.frontier import default_offset
+
+    table = pd.DataFrame({"du": [1.0002, 0.9999], "dr": [0.9973454, 0.9973454], "swaps": [1, 2]},
+                         index=["a", "b"])
+    c = default_offset(table)
+    assert choose_release(table, 0.0, c).line_reached
+    assert c - 0.9973454 < 1e-6
+    assert default_offset(pd.DataFrame({"du": [1.0, 0.99], "dr": [1.0, 0.998]})) == 0.999

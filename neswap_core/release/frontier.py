@@ -117,11 +117,25 @@ def choose_release(
 
 
 def describe_release(row: pd.Series) -> str:
-    """One sentence for an analyst, e.g. "Organization + Product, 28 swaps, r = 3.1%: DR 0.962, DU 0.9981"."""
+    """One sentence for an analyst, e.g. "Organization + Product, 28 swaps, r = 3.1%: DR 0.962, DU 0.9981".
+
+    Values within 0.001 of 1 get the decimals that show how far they are from 1 (DR 0.999995,
+    not a misleading "1.000": on real corpora every DR is that close to 1).
+    """
     return (
         f"{row['combination']}, {int(row['swaps'])} swaps, r = {100 * row['swap_rate']:.1f}%: "
-        f"DR {row['dr']:.3f}, DU {row['du']:.4f}"
+        f"DR {_near_one(row['dr'], 3)}, DU {_near_one(row['du'], 4)}"
     )
+
+
+def _near_one(value: float, decimals: int) -> str:
+    """``value`` with ``decimals`` decimals, or up to 8 when it is closer to 1 than that shows."""
+    gap = abs(1.0 - float(value))
+    if not 0 < gap < 10.0 ** -decimals:
+        return f"{float(value):.{decimals}f}"
+    text = f"{float(value):.{min(int(np.floor(-np.log10(gap))) + 2, 8)}f}"  # 2 digits of the gap
+    whole, fraction = text.split(".")
+    return f"{whole}.{fraction.rstrip('0').ljust(decimals, '0')}"
 
 
 #: Share of the largest achievable risk reduction the default trade-off line asks for.
@@ -145,4 +159,6 @@ def default_offset(
     if not front.any():
         return 1.0
     low, high = float(dr[front].min()), float(dr[front].max())
-    return float(np.round(high - share * (high - low), 6))
+    # Rounded up to 6 decimals: rounding to nearest could put the line just below the safest
+    # release when all frontier releases share one DR (then the line is not reached).
+    return float(np.ceil(np.round((high - share * (high - low)) * 1e6, 3)) / 1e6)
