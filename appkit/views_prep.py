@@ -410,36 +410,10 @@ def cached_pca(key: str, _x: np.ndarray) -> np.ndarray:
     return pca_2d(_x)
 
 
-def cluster_keywords(texts: Sequence[str], labels: np.ndarray, n_clusters: int,
-                     k: int = 6) -> list[list[str]]:
-    """Each cluster's most characteristic words: highest mean TF-IDF in its chunks minus the
-    mean over the other chunks (English stop words and placeholders left out)."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    cleaned = [re.sub(PLACEHOLDER_PATTERN, " ", t) for t in texts]
-    labels = np.asarray(labels)
-    try:
-        vec = TfidfVectorizer(stop_words="english", sublinear_tf=True, min_df=2,
-                              token_pattern=r"(?u)\b[^\W\d_][\w'-]{2,}\b")
-        matrix = vec.fit_transform(cleaned)
-    except ValueError:  # empty vocabulary (tiny corpus)
-        return [[] for _ in range(n_clusters)]
-    words = vec.get_feature_names_out()
-    out = []
-    for c in range(n_clusters):
-        inside = labels == c
-        if not inside.any():
-            out.append([])
-            continue
-        score = np.asarray(matrix[inside].mean(axis=0)).ravel()
-        if (~inside).any():
-            score = score - np.asarray(matrix[~inside].mean(axis=0)).ravel()
-        top = np.argsort(-score, kind="stable")[:k]
-        out.append([str(words[i]) for i in top if score[i] > 0])
-    return out
-
-
 @st.cache_data(show_spinner=False, max_entries=8)
-def cached_keywords(key: str, _texts: Sequence[str], _labels: np.ndarray, n_clusters: int):
-    """``cluster_keywords`` cached by the mixture's key."""
-    return cluster_keywords(_texts, _labels, n_clusters)
+def cluster_descriptions(key: str, _texts: Sequence[str], _x: np.ndarray, _labels: np.ndarray,
+                         _means: np.ndarray):
+    """``describe_clusters`` (characteristic words, typical passage) cached by the mixture's key."""
+    from neswap_core.models.cluster_description import describe_clusters
+
+    return describe_clusters(_texts, _x, _labels, _means)

@@ -7,9 +7,9 @@ import streamlit as st
 from appkit.corpus_checks import show_corpus_problems
 from appkit.state import bind, current, save_settings
 from appkit.views_prep import (
-    cached_keywords,
     cached_pca,
     chunk_label,
+    cluster_descriptions,
     cluster_table,
     document_numbers,
     fit_with_warnings,
@@ -196,8 +196,9 @@ if len(trace):
 # --- clusters -------------------------------------------------------------------------------------
 st.subheader("Clusters")
 table = cluster_table(mixture, labels, chunks, stage.protect)
-keywords = cached_keywords(stage.mixture_key, [ch.text for ch in chunks], labels,
-                           int(mixture.n_components_))
+described = cluster_descriptions(stage.mixture_key, [ch.text for ch in chunks], x, labels,
+                                 mixture.means_)
+keywords = [d.words for d in described]
 table["characteristic words"] = [", ".join(w) for w in keywords]
 distinct = f"distinct {stage.protect}"
 st.dataframe(
@@ -219,21 +220,23 @@ st.dataframe(
         ),
         "characteristic words": st.column_config.TextColumn(
             help="Words much more frequent in this cluster's passages than in the others "
-            "(TF-IDF of its passages minus that of the rest)"
+            "(log-odds ratio against the rest of the corpus, highest z-score first)"
         ),
     },
 )
 with st.expander("What each cluster is about: characteristic words and a typical passage",
                  expanded=True):
-    for c, words in enumerate(keywords):
-        members = typical_chunks(chunks, labels, proba, c, k=1)
-        if not members:
+    st.caption("Words: the most characteristic of the cluster against the rest of the corpus "
+               "(log-odds ratio). Passage: the one nearest the cluster's centre (mean direction).")
+    for d in described:
+        if d.typical is None:
             continue
-        typical = " ".join(members[0].text.split())
+        member = chunks[d.typical]
+        typical = " ".join(member.text.split())
         typical = typical if len(typical) <= 220 else typical[:220].rstrip() + "…"
-        st.markdown(f"**Cluster {c}** ({int(table.loc[c, 'chunks'])} passages) — "
-                    f"{md_text(', '.join(words)) or 'no distinctive words'}  \n"
-                    f"Typical passage ({chunk_label(members[0].chunk_id, numbers)}): "
+        st.markdown(f"**Cluster {d.cluster}** ({d.size} passages) — "
+                    f"{md_text(', '.join(d.words)) or 'no distinctive words'}  \n"
+                    f"Typical passage ({chunk_label(member.chunk_id, numbers)}): "
                     f"“{md_text(typical)}”")
 lonely = int((table[distinct] < 2).sum())
 if lonely:

@@ -171,3 +171,32 @@ def test_clicking_a_point_on_the_chart_chooses_that_release(workspace):
     assert any("In use on the Swaps and Export pages" in i.value for i in at.info)
     swaps = run_page("4_swaps")
     assert swaps.selectbox(key="swaps_release").value == other
+
+
+# --- 3 · Clusters ---------------------------------------------------------------------------------
+def test_each_cluster_is_described_by_its_words_and_the_passage_at_its_centre(workspace):
+    import numpy as np
+
+    from appkit.views_prep import chunk_label, document_numbers
+    from neswap_core.models.cluster_description import characteristic_words
+
+    at = run_page("3_clusters")
+    if any("press **Fit clusters**" in i.value for i in at.info):
+        next(b for b in at.button if b.label == "Fit clusters").click().run()
+    assert not at.exception
+    stage = stage_for(workspace)
+    chunks, x = stage.pre_swap()
+    mixture = stage.mixture()
+    labels = np.asarray(mixture.predict(x))
+    words = characteristic_words([c.text for c in chunks], labels, mixture.n_components_)
+    table = next(d.value for d in at.dataframe if "characteristic words" in d.value.columns)
+    assert list(table["characteristic words"]) == [", ".join(w) for w in words]
+    numbers = document_numbers(chunks)
+    lines = [m.value for m in at.markdown if m.value.startswith("**Cluster ")]
+    for c in range(mixture.n_components_):
+        members = np.flatnonzero(labels == c)
+        if not len(members):
+            continue
+        centre = members[np.argmax(x[members] @ mixture.means_[c])]
+        line = next(v for v in lines if v.startswith(f"**Cluster {c}** "))
+        assert f"Typical passage ({chunk_label(chunks[centre].chunk_id, numbers)})" in line

@@ -4,14 +4,12 @@ trade-off line, undo history, the pinned release's corpus, uploads and cluster d
 from __future__ import annotations
 
 import markdown_it
-import numpy as np
 import pandas as pd
 import pytest
 
 from appkit.state import PINNED_FOR, save_settings, settings
 from appkit.views_prep import (
     chunk_label,
-    cluster_keywords,
     not_utf8,
     table_columns_without_text,
     to_utf8,
@@ -118,12 +116,3 @@ def test_latin1_upload_is_detected_and_converted():
 def test_chunk_labels_never_show_internal_ids():
     assert chunk_label("APH_q3_2021#0000", {"APH_q3_2021": 3}) == "document 3, passage 1"
     assert "#" not in chunk_label("weird id")
-
-
-def test_cluster_keywords_name_each_topic():
-    texts = ["revenue guidance margin outlook growth"] * 3 + ["dividend buyback shares cash"] * 3
-    texts = [t + f" filler{i % 2}" for i, t in enumerate(texts)]
-    words = cluster_keywords(texts, np.array([0, 0, 0, 1, 1, 1]), 2, k=3)
-    assert set(words[0]) <= {"revenue", "guidance", "margin", "outlook", "growth"}
-    assert set(words[1]) <= {"dividend", "buyback", "shares", "cash"}
-    assert len(words[0]) == len(words[1]) == 3
