@@ -59,9 +59,13 @@ def corpus_problems(stage, entities: bool = True, documents: bool = True) -> lis
     return out
 
 
-def show_corpus_problems(stage, entities: bool = True, documents: bool = True) -> list[str]:
-    """Show ``corpus_problems`` as warnings (errors while checking as ``st.error``)."""
+def show_corpus_problems(stage, entities: bool = True, documents: bool = True,
+                         upto: str = "pre_swap") -> list[str]:
+    """Prepare the corpus up to step ``upto`` of ``pipeline.LOAD_STEPS`` with one progress
+    display (stage, percent, time left), then show ``corpus_problems`` as warnings (errors
+    while checking as ``st.error``)."""
     try:
+        stage.load(upto)
         problems = corpus_problems(stage, entities=entities, documents=documents)
     except NeswapError as exc:
         st.error(str(exc))

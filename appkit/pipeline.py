@@ -56,14 +56,14 @@ def digest(value: Any) -> str:
 
 
 # --- models ---------------------------------------------------------------------------------------
-@st.cache_resource(show_spinner="Loading the sentence-embedding model (all-MiniLM-L6-v2)…")
+@st.cache_resource(show_spinner=False)  # announced by Stage.load's progress display
 def embedder():
     from neswap_core.models.embedding import Embedder
 
     return Embedder(DEFAULT_EMBEDDING_MODEL, CACHE_DIR)
 
 
-@st.cache_resource(show_spinner="Loading the spaCy English pipeline…")
+@st.cache_resource(show_spinner=False)  # announced by Stage.load's progress display
 def ner_model():
     from neswap_core.text.entities import load_ner
 
@@ -98,17 +98,35 @@ def load_source(source: str, protect: str, _payload: bytes | None = None) -> Cor
     return load_uploaded(unpack_uploads(_payload), protect=protect)
 
 
-@st.cache_data(show_spinner="Extracting presentations and suppressing identifiers…", max_entries=8)
+@st.cache_data(show_spinner=False, max_entries=8)
 def clean(source: str, protect: str, _corpus: Corpus) -> CleanCorpus:
     return clean_corpus(_corpus, nlp=ner_model(), cache_dir=CACHE_DIR)
 
 
-@st.cache_data(show_spinner="Splitting sentences and measuring breakpoints (embeds each sentence group once)…", max_entries=8)
-def distances(source: str, protect: str, buffer: int, _clean: CleanCorpus):
-    return sentence_distances(_clean.corpus, embedder(), buffer)
+class _Reporting:
+    """An embedder whose ``encode`` reports ``progress(fraction, message)`` as it embeds."""
+
+    def __init__(self, model, progress: Callable | None, what: str) -> None:
+        self.model, self.progress, self.what = model, progress, what
+
+    def encode(self, texts, *args, **kwargs):
+        if self.progress is None:
+            return self.model.encode(texts, *args, **kwargs)
+
+        def tick(done: int, total: int) -> None:
+            self.progress(done / max(total, 1), f"{self.what} ({done:,} of {total:,} new)")
+
+        return self.model.encode(texts, *args, progress=tick, **kwargs)
 
 
-@st.cache_data(show_spinner="Finding named entities…", max_entries=16)
+@st.cache_data(show_spinner=False, max_entries=8)
+def distances(source: str, protect: str, buffer: int, _clean: CleanCorpus,
+              _progress: Callable | None = None):
+    model = _Reporting(embedder(), _progress, "sentence groups embedded")
+    return sentence_distances(_clean.corpus, model, buffer)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
 def tagged_chunks(source: str, protect: str, threshold: float, label_map_key: str,
                   _clean: CleanCorpus, _chunked, _label_map: dict) -> list[Chunk]:
     chunks = chunks_at(_clean.corpus, _chunked, threshold)
@@ -122,9 +140,9 @@ def corrected_chunks(chunks_key: str, corrections_key: str, _chunks: list[Chunk]
     return apply_corrections(_chunks, _corrections) if _corrections else list(_chunks)
 
 
-@st.cache_data(show_spinner="Embedding chunks (cached on disk: unchanged text is never embedded twice)…", max_entries=16)
-def chunk_embeddings(chunks_key: str, _chunks: list[Chunk]) -> np.ndarray:
-    return embed_chunks(_chunks, embedder())
+@st.cache_data(show_spinner=False, max_entries=16)
+def chunk_embeddings(chunks_key: str, _chunks: list[Chunk], _progress: Callable | None = None) -> np.ndarray:
+    return embed_chunks(_chunks, _Reporting(embedder(), _progress, "passages embedded"))
 
 
 @st.cache_data(show_spinner="Applying roles (placeholders for must-change categories)…", max_entries=16)
@@ -247,8 +265,8 @@ class Stage:
     def clean(self) -> CleanCorpus:
         return clean(self.source, self.protect, self.corpus())
 
-    def chunked(self):
-        return distances(self.source, self.protect, self.config.buffer, self.clean())
+    def chunked(self, progress: Callable | None = None):
+        return distances(self.source, self.protect, self.config.buffer, self.clean(), progress)
 
     @property
     def chunks_key(self) -> str:
@@ -274,8 +292,8 @@ class Stage:
         """Chunks with entities after the analyst's corrections (what every later step uses)."""
         return corrected_chunks(self.chunks_key, self.corrections_key, self.raw_chunks(), self.corrections())
 
-    def embeddings(self) -> np.ndarray:
-        return chunk_embeddings(self.chunks_key, self.raw_chunks())
+    def embeddings(self, progress: Callable | None = None) -> np.ndarray:
+        return chunk_embeddings(self.chunks_key, self.raw_chunks(), progress)
 
     @property
     def roles_key(self) -> str:
@@ -363,9 +381,67 @@ class Stage:
             self.workspace.update_settings({"trade_off_c": c, AUTO_LINE: True})
         return c
 
+    def load(self, upto: str = "pre_swap", progress: Callable | None = None) -> None:
+        """Run the preprocessing chain up to step ``upto`` (a name of ``LOAD_STEPS``) with one
+        progress display: stage, percent and time left (issue 13: the first load took 78 s
+        behind two spinners). Steps already cached take no share of the bar."""
+        from .widgets import progress_display
+
+        names = [name for _, name, _ in LOAD_STEPS]
+        steps = LOAD_STEPS[: names.index(upto) + 1]
+        report = progress or progress_display("Preparing the corpus", quiet_for=0.5)
+        load_steps(self, steps, report)
+
     def pitman(self, population: float | None = None) -> pd.DataFrame:
         n = float(population if population is not None else self.settings["population"])
         return pitman_table(self.sweep_key, n, self.sweep())
+
+
+#: The preprocessing chain in order: (what the analyst reads, Stage method or model loader,
+#: estimated seconds on a cold start of the bundled sample; only their ratios matter).
+LOAD_STEPS: tuple[tuple[str, str, float], ...] = (
+    ("reading the corpus", "corpus", 1.0),
+    ("loading the spaCy English pipeline", "ner_model", 5.0),
+    ("extracting the prepared remarks, finding executives, suppressing names and web addresses",
+     "clean", 8.0),
+    ("loading the sentence-embedding model (all-MiniLM-L6-v2)", "embedder", 8.0),
+    ("embedding sentence groups to find where the topic changes", "chunked", 30.0),
+    ("finding named entities", "raw_chunks", 8.0),
+    ("embedding the passages", "embeddings", 10.0),
+    ("applying your corrections and the roles", "pre_swap", 2.0),
+)
+MODELS = {"ner_model": ner_model, "embedder": embedder}
+#: A step that returns faster than this was cached: it takes no share of the bar.
+CACHED_S = 0.25
+
+
+def load_steps(stage: Stage, steps, report: Callable[[float, str], None]) -> None:
+    """Run ``steps`` of ``LOAD_STEPS`` in order, reporting one fraction over all of them."""
+    import time
+
+    total = sum(w for _, _, w in steps)
+    done = skipped = 0.0
+    for i, (label, name, weight) in enumerate(steps):
+        head = f"step {i + 1} of {len(steps)}, {label}"
+
+        def sub(fraction: float, detail: str = "", head=head, weight=weight, done=done,
+                skipped=skipped) -> None:
+            share = (done + min(max(fraction, 0.0), 1.0) * weight) / max(total - skipped, 1e-9)
+            report(min(share, 0.99), f"{head}" + (f": {detail}" if detail else ""))
+
+        sub(0.0)
+        start = time.perf_counter()
+        if name in MODELS:
+            MODELS[name]()
+        elif name in ("chunked", "embeddings"):
+            getattr(stage, name)(sub)
+        else:
+            getattr(stage, name)()
+        if time.perf_counter() - start < CACHED_S:
+            skipped += weight
+        else:
+            done += weight
+    report(1.0, "ready")
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)

@@ -148,14 +148,15 @@ def user_errors(stop: bool = True) -> Iterator[None]:
             st.stop()
 
 
-def progress_display(label: str):
+def progress_display(label: str, quiet_for: float = 0.0):
     """A ``progress(fraction, message)`` callback drawing stage, percent and time left.
 
     Time left is extrapolated from the elapsed time once 5 % is done; the bar disappears at
     1.0. The bar's slot is made where ``progress_display`` is called and drawn in that call's
     context (``contextvars``), so a cached computation that reports progress never records the
     bar: a later cache hit shows no stale bar and cannot fail to replay it. Used for every
-    step that can take more than two seconds.
+    step that can take more than two seconds. Nothing is drawn during the first
+    ``quiet_for`` seconds, so work that turns out to be cached shows no bar at all.
     """
     import contextvars
     import time
@@ -165,11 +166,11 @@ def progress_display(label: str):
     start = time.perf_counter()
 
     def draw(fraction: float, message: str) -> None:
+        elapsed = time.perf_counter() - start
         if fraction >= 1.0:
             slot.empty()
-            return
-        slot.progress(fraction, text=progress_text(label, message, fraction,
-                                                   time.perf_counter() - start))
+        elif elapsed >= quiet_for:
+            slot.progress(fraction, text=progress_text(label, message, fraction, elapsed))
 
     def progress(fraction: float, message: str) -> None:
         fraction = min(max(float(fraction), 0.0), 1.0)

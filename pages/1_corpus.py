@@ -33,7 +33,6 @@ st.markdown(
 
 stage = current()
 ws, s = stage.workspace, stage.settings
-show_corpus_problems(stage, documents=False, entities=False)
 
 
 # --- source ------------------------------------------------------------------------------------
@@ -149,15 +148,16 @@ if chosen is None or chosen not in columns:
     )
     st.stop()
 
+# Everything above needs only the files: it is usable while the models load below (issue 13).
 with user_errors():
     raw = stage.corpus()
-    clean = stage.clean()
     try:
         check_swappable(raw)
     except CorpusError as exc:
         st.warning(f"{md_text(exc)} You can still inspect the text below.")
-    with st.spinner("Splitting sentences and measuring where the topic changes…"):
-        chunked = stage.chunked()
+    show_corpus_problems(stage, documents=False, entities=False, upto="chunked")
+    clean = stage.clean()
+    chunked = stage.chunked()
 
 # --- chunking threshold --------------------------------------------------------------------------
 st.subheader("Documents and chunks")

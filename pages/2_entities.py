@@ -34,7 +34,7 @@ st.markdown(
 
 stage = current()
 ws, s = stage.workspace, stage.settings
-show_corpus_problems(stage)
+show_corpus_problems(stage, upto="raw_chunks")
 
 with user_errors():
     raw = stage.raw_chunks()

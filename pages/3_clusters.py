@@ -34,8 +34,7 @@ stage = current()
 ws, s = stage.workspace, stage.settings
 show_corpus_problems(stage)
 with user_errors():
-    with st.spinner("Embedding the chunks (placeholders applied for 'must change' categories)…"):
-        chunks, x = stage.pre_swap()
+    chunks, x = stage.pre_swap()  # prepared with progress by show_corpus_problems
 n = len(chunks)
 numbers = document_numbers(chunks)
 FIT_FIELDS = {"family": s["family"], "n_components": int(s["n_components"]),

@@ -200,3 +200,22 @@ def test_each_cluster_is_described_by_its_words_and_the_passage_at_its_centre(wo
         centre = members[np.argmax(x[members] @ mixture.means_[c])]
         line = next(v for v in lines if v.startswith(f"**Cluster {c}** "))
         assert f"Typical passage ({chunk_label(chunks[centre].chunk_id, numbers)})" in line
+
+
+# --- 1 · Corpus: usable while the models load -------------------------------------------------------
+def test_the_corpus_page_is_usable_before_the_heavy_steps_run(workspace, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from appkit import pipeline
+
+    def still_loading(self):  # the first heavy step (spaCy over every document) never returns
+        raise RuntimeError("simulated: the models are still loading")
+
+    monkeypatch.setattr(pipeline.Stage, "clean", still_loading)
+    at = AppTest.from_file(str(release_tests.ROOT / "app.py"), default_timeout=600)
+    at.run()
+    assert at.exception  # the simulated stop, after ...
+    # ... the corpus choice, the upload and the column to protect were already on the page.
+    assert at.get("file_uploader"), "the upload is not usable before the models load"
+    assert at.selectbox(key="protect").value == "company"
+    assert "10 documents" in at.selectbox(key="protect").label
