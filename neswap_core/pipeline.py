@@ -157,6 +157,7 @@ class Prepared:
     z: pd.DataFrame
     embeddings: np.ndarray
     timings: dict[str, float] = field(default_factory=dict)
+    cpu_seconds: dict[str, float] = field(default_factory=dict)  # per stage, this process
 
     def summary(self) -> dict:
         """The JSON summary of ``prepare``: documents, chunks, entities, identifiers, seconds."""
@@ -197,10 +198,15 @@ class Prepared:
 
 
 @contextmanager
-def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
-    start = time.perf_counter()
+def _timed(
+    timings: dict[str, float], stage: str, cpu: dict[str, float] | None = None
+) -> Iterator[None]:
+    """Add the wall seconds of the block to ``timings[stage]`` (CPU seconds to ``cpu[stage]``)."""
+    start, start_cpu = time.perf_counter(), time.process_time()
     yield
     timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - start
+    if cpu is not None:
+        cpu[stage] = cpu.get(stage, 0.0) + time.process_time() - start_cpu
 
 
 def prepare(
@@ -213,60 +219,76 @@ def prepare(
     progress: Progress | None = None,
     embeddings_path: str | Path | None = None,
     batch_documents: int = DEFAULT_BATCH_DOCUMENTS,
+    parallel_ner: bool = False,
 ) -> Prepared:
     """Run the whole preprocessing chain on a loaded corpus (SPEC §1–§2).
 
     Streaming (issue 14): documents are chunked and tagged ``batch_documents`` at a time, and
     chunk embeddings are written in bounded batches (into ``embeddings_path``, memory-mapped,
-    when given); the output is the same whatever the batch size.
+    when given); the output is the same whatever the batch size. With ``parallel_ner`` a forked
+    worker process tags each batch while this process embeds (``engines.ner_process``); the
+    output is the same, the worker's CPU-seconds are ``cpu_seconds["ner_worker"]``.
     """
+    from .engines.ner_process import NerLane
     from .models.embedding import Embedder
     from .text.entities import EntityFilter, apply_corrections, load_ner
 
     config = config or RunConfig()
     timings: dict[str, float] = {}
+    cpu: dict[str, float] = {}
     say = progress or (lambda f, m: None)
-    with _timed(timings, "load_models"):
+    with _timed(timings, "load_models", cpu):
         say(0.0, "Loading models")
         nlp = nlp or load_ner(config.spacy_model)
-    with _timed(timings, "clean"):
+    with _timed(timings, "clean", cpu):
         say(0.02, "Extracting presentations, finding executives, suppressing direct identifiers")
         clean = clean_corpus(corpus, nlp=nlp, cache_dir=config.cache_dir)
-    with _timed(timings, "load_models"):
+    with _timed(timings, "load_models", cpu):
         embedder = embedder or Embedder(
             config.embedding_model, config.cache_dir, backend=config.embedding_backend
         )
-    not_entities = EntityFilter.from_config(config)
-    chunks: list[Chunk] = []
-    n_docs, done = max(len(clean.corpus.documents), 1), 0
-    for batch in document_batches(clean.corpus, batch_documents):
-        with _timed(timings, "chunking"):
-            say(0.1 + 0.5 * done / n_docs, "Chunking (embedding sentence groups)")
-            batch_chunks = chunk_documents(batch, embedder, config.threshold, config.buffer)
-        with _timed(timings, "ner"):
-            say(0.1 + 0.5 * (done + len(batch)) / n_docs, "Finding named entities")
-            chunks += tag_entities(
-                batch_chunks, nlp, config.label_map, config.cache_dir, not_entities
-            )
-        done += len(batch)
-    with _timed(timings, "ner"):
+    ner = NerLane(nlp, config.label_map, config.cache_dir, EntityFilter.from_config(config),
+                  background=parallel_ner)
+    try:
+        texts: list[Chunk] = []
+        n_docs, done = max(len(clean.corpus.documents), 1), 0
+        for batch in document_batches(clean.corpus, batch_documents):
+            with _timed(timings, "chunking", cpu):
+                say(0.1 + 0.5 * done / n_docs, "Chunking (embedding sentence groups)")
+                batch_chunks = chunk_documents(batch, embedder, config.threshold, config.buffer)
+            with _timed(timings, "ner", cpu):
+                ner.submit(batch_chunks)  # in the worker: tagged while the next batch embeds
+            texts += batch_chunks
+            done += len(batch)
+        with _timed(timings, "embedding", cpu):
+            say(0.6, "Embedding chunks")
+            embeddings = embed_chunks(texts, embedder, embeddings_path)
+        with _timed(timings, "ner", cpu):
+            say(0.9, "Finding named entities")
+            chunks = ner.results()
+    finally:
+        ner.close()
+    if ner.background:
+        cpu["ner_worker"] = ner.cpu_seconds
+    with _timed(timings, "ner", cpu):
         if not corrections and config.corrections:  # a run.toml exported by the app
             from .text.entities import corrections_from_config
 
             corrections = corrections_from_config(config.corrections)
         if corrections:
             chunks = apply_corrections(chunks, list(corrections))
-    with _timed(timings, "contingency"):
+    with _timed(timings, "contingency", cpu):
         z = contingency_table(chunks)
-    with _timed(timings, "embedding"):
-        say(0.6, "Embedding chunks")
-        embeddings = embed_chunks(chunks, embedder, embeddings_path)
     say(1.0, "Done")
-    return Prepared(config, corpus, clean, chunks, z, embeddings, timings)
+    return Prepared(config, corpus, clean, chunks, z, embeddings, timings, cpu)
 
 
 def prepare_path(path: str | Path, config: RunConfig | None = None, **kwargs) -> Prepared:
-    """Load a corpus from disk and prepare it (the CLI's and the benchmarks' entry point)."""
+    """Load a corpus from disk and prepare it (the CLI's and the benchmarks' entry point).
+
+    Tags entities in a second process unless ``parallel_ner=False`` is passed (see ``prepare``).
+    """
+    kwargs.setdefault("parallel_ner", True)
     config = config or RunConfig(corpus=str(path))
     corpus = load_corpus(path, protect=config.protect)
     return prepare(corpus, config, **kwargs)

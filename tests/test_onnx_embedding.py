@@ -112,15 +112,34 @@ def test_cosine_agreement_of_identical_and_opposite_rows():
     np.testing.assert_allclose(cosine_agreement(x, -x), -1.0)
 
 
+def test_auto_backend_is_bf16_only_where_the_cpu_multiplies_bfloat16(tmp_path, monkeypatch):
+    from neswap_core.models import torch_minilm
+    from neswap_core.models.embedding import resolve_backend
+
+    amx, plain = tmp_path / "amx", tmp_path / "plain"
+    amx.write_text("processor : 0\nflags : fpu avx2 avx512f amx_bf16 amx_tile\n")
+    plain.write_text("processor : 0\nflags : fpu avx2 avx512f\n")
+    assert torch_minilm.native_bf16(str(amx)) is True
+    assert torch_minilm.native_bf16(str(plain)) is False
+    assert torch_minilm.native_bf16(str(tmp_path / "missing")) is False
+    for native, expected in ((True, "bf16"), (False, "onnx")):
+        monkeypatch.setattr(torch_minilm, "native_bf16", lambda n=native: n)
+        assert resolve_backend("auto") == expected
+        assert Embedder("m", tmp_path, model=FakeModel(1.0)).backend == expected
+        assert cache_name("m") == f"m@{expected}"
+    assert resolve_backend("torch") == "torch"
+
+
 @pytest.mark.slow
-def test_onnx_and_torch_paths_agree_within_the_quality_bar(tmp_path):
+@pytest.mark.parametrize("backend", ["onnx", "bf16"])
+def test_fast_and_torch_paths_agree_within_the_quality_bar(tmp_path, backend):
     """Same sample transcript through both paths: boundaries, vectors and clusters agree."""
     from neswap_core.models.mixture import SphericalMixture
 
     text = (SAMPLE_DOCS / "OMC_q3_2021.txt").read_text(encoding="utf-8")
     docs = [("OMC", text)]
     torch = Embedder(cache_dir=tmp_path, backend="torch")
-    onnx = Embedder(cache_dir=tmp_path, backend="onnx")
+    onnx = Embedder(cache_dir=tmp_path, backend=backend)
     ref = chunk_corpus(docs, torch.encode)
     fast = chunk_corpus(docs, onnx.encode)
     assert gap_agreement(ref, fast, 75) >= GAP_BAR
@@ -131,3 +150,18 @@ def test_onnx_and_torch_paths_agree_within_the_quality_bar(tmp_path):
         SphericalMixture(n_components=3, random_state=0).fit(v).predict(v) for v in (x, y)
     ]
     assert label_agreement(*labels) >= LABEL_BAR
+
+
+@pytest.mark.slow
+def test_bf16_vector_of_a_text_does_not_depend_on_its_batch_mates():
+    """Streaming, batch sizes and Ray actors cannot change a bf16 vector (fails by ~1e-3 when
+    batches take the shape of their texts)."""
+    from neswap_core.models.embedding import load_encoder
+
+    text = (SAMPLE_DOCS / "OMC_q3_2021.txt").read_text(encoding="utf-8")
+    texts = [line for line in text.splitlines() if line.strip()][:30]
+    encoder = load_encoder(backend="bf16")
+    together = encoder.encode(texts)
+    np.testing.assert_array_equal(np.vstack([encoder.encode([t]) for t in texts]), together)
+    np.testing.assert_array_equal(encoder.encode(texts[::-1])[::-1], together)
+    np.testing.assert_allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)

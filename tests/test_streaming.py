@@ -75,3 +75,26 @@ def test_streaming_changes_no_output(tmp_path, corpus):
     np.testing.assert_array_equal(one.embeddings, streamed.embeddings)
     np.testing.assert_array_equal(np.load(tmp_path / "e.npy"), one.embeddings)
     assert len(one.chunks) > len(corpus)
+
+
+@pytest.mark.slow
+def test_ner_in_a_second_process_changes_no_output(tmp_path, corpus):
+    """prepare(parallel_ner=True) tags in a forked worker: same chunks, entities, z, vectors."""
+    from neswap_core.text.entities import load_ner
+
+    nlp = load_ner()
+    outputs = []
+    for batch, parallel in ((100, False), (1, True)):
+        cfg = RunConfig(cache_dir=str(tmp_path / f"cache{parallel}"))
+        embedder = Embedder("hash", cfg.cache_dir, model=HashModel())
+        outputs.append(prepare(corpus, cfg, embedder=embedder, nlp=nlp, batch_documents=batch,
+                               parallel_ner=parallel))
+    inline, forked = outputs
+    assert [(c.chunk_id, c.text, c.entities) for c in inline.chunks] == [
+        (c.chunk_id, c.text, c.entities) for c in forked.chunks
+    ]
+    assert any(c.entities for c in forked.chunks)
+    assert inline.z.equals(forked.z)
+    np.testing.assert_array_equal(inline.embeddings, forked.embeddings)
+    assert "ner_worker" not in inline.cpu_seconds
+    assert forked.cpu_seconds["ner_worker"] > 0  # the tagging really ran in the worker

@@ -98,15 +98,18 @@ def load_encoder(
     cache_dir: str | Path | None = None,
     device: str = "cpu",
 ) -> Any:
-    """The text encoder of ``name`` run by ``backend`` ("onnx", "onnx-int8" or "torch").
+    """The text encoder of ``name`` run by ``backend`` (see ``config.EMBEDDING_BACKENDS``).
 
     The ONNX backends export the packaged weights on this machine into ``cache_dir`` (or a
     folder under the system's temporary directory) the first time (SPEC §1, issue 14).
     """
-    if backend not in EMBEDDING_BACKENDS:
-        raise ConfigError(f"embedding_backend must be one of {EMBEDDING_BACKENDS}, got {backend!r}.")
+    backend = resolve_backend(backend)
     if backend == "torch":
         return load_embedding_model(name, device)
+    if backend == "bf16":
+        from .torch_minilm import Bf16SentenceEncoder
+
+        return Bf16SentenceEncoder(embedding_model_path(name), device=device)
     from .onnx_minilm import OnnxSentenceEncoder
 
     folder = Path(cache_dir) if cache_dir is not None else Path(tempfile.gettempdir()) / "neswap"
@@ -116,8 +119,21 @@ def load_encoder(
     )
 
 
+def resolve_backend(backend: str) -> str:
+    """The backend that runs: ``backend`` itself, or for "auto" "bf16" when this CPU multiplies
+    bfloat16 in hardware (``torch_minilm.native_bf16``) and "onnx" otherwise."""
+    if backend not in EMBEDDING_BACKENDS:
+        raise ConfigError(f"embedding_backend must be one of {EMBEDDING_BACKENDS}, got {backend!r}.")
+    if backend != "auto":
+        return backend
+    from .torch_minilm import native_bf16
+
+    return "bf16" if native_bf16() else "onnx"
+
+
 def cache_name(model_name: str, backend: str = DEFAULT_EMBEDDING_BACKEND) -> str:
     """The embedding cache's name for a model run by a backend (torch keeps the plain name)."""
+    backend = resolve_backend(backend)
     return model_name if backend == "torch" else f"{model_name}@{backend}"
 
 
@@ -328,9 +344,9 @@ class Embedder:
     ``model`` may be any object with ``encode(list[str]) -> array``; when omitted the model
     named ``model_name`` is loaded on first need (a warm cache never loads it).
     ``cache_dir=None`` keeps the cache in memory only. ``n_cached_hits`` and ``n_embedded``
-    count texts served from the cache and texts sent to the model. ``backend`` ("onnx",
-    "onnx-int8", "torch") says how the model runs; each backend has its own cache folder, so
-    vectors of two backends never mix.
+    count texts served from the cache and texts sent to the model. ``backend`` ("auto", "bf16",
+    "onnx", "onnx-int8", "torch") says how the model runs; ``self.backend`` is the resolved one,
+    and each has its own cache folder, so vectors of two backends never mix.
     """
 
     def __init__(
@@ -343,16 +359,12 @@ class Embedder:
     ) -> None:
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ConfigError(f"batch_size must be a positive whole number, got {batch_size!r}.")
-        if backend not in EMBEDDING_BACKENDS:
-            raise ConfigError(
-                f"embedding_backend must be one of {EMBEDDING_BACKENDS}, got {backend!r}."
-            )
         self.model_name = model_name
-        self.backend = backend
+        self.backend = resolve_backend(backend)
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.batch_size = batch_size
         self._model = model
-        name = cache_name(model_name, backend)
+        name = cache_name(model_name, self.backend)
         folder = self.cache_dir / _model_folder(name) if self.cache_dir else None
         self.cache = EmbeddingCache(folder)
         self.n_cached_hits = 0
