@@ -50,7 +50,7 @@ def _release_lines(stage, chosen: str | None) -> tuple[list[str], bool]:
     row = table.loc[pick]
     how = "pinned by you" if chosen in table.index else "picked by your trade-off line"
     lines = [f"Release: **{md_text(pick)}** ({how})",
-             f"Risk DR {fmt_number(row['dr'], 4)} · utility DU {fmt_number(row['du'], 4)}"]
+             f"Risk DR {fmt_number(row['dr'], 6)} · utility DU {fmt_number(row['du'], 7)}"]
     measured = [c for c in table.columns if "accuracy" in str(c).lower()]
     for col in measured[:2]:
         lines.append(f"{md_text(col)}: {fmt_number(row[col])}")

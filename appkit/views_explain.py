@@ -53,14 +53,14 @@ def dr_sentence(table: pd.DataFrame, row: pd.Series, fit: pd.Series | None, popu
         return (f"**Risk DR** is the share of the modelled re-identification risk left: 1 means no "
                 f"protection. {spread}")
     cats = " or ".join(row["categories"])
-    h = swapped_uniques(row, fit)
+    h = round(swapped_uniques(row, fit), 1)  # a whole number with one draw
     return (
         f"**Risk DR** is the share of the modelled re-identification risk left: 1 means no "
         f"protection. {spread} For {md_text(row['combination'])}: {int(fit['s1'])} of the "
-        f"{int(fit['n_J'])} passages that name a {md_text(cats)} are *sample uniques* (no other "
-        f"passage has the same names). The model estimates that a share p̂ = "
+        f"{int(fit['n_J'])} passages with at least one {md_text(cats)} entity are *sample "
+        f"uniques* (no other passage has the same names). The model estimates that a share p̂ = "
         f"{fmt_number(fit['p_hat'], DIGITS['p_hat'])} of them is also unique in a population of "
-        f"N = {_population(population)} passages. This release swaps about {fmt_number(h, 3)} of "
+        f"N = {_population(population)} passages. This release swaps {fmt_number(h, 3)} of "
         f"them, so DR = 1 − {fmt_number(h, 3)}/{int(fit['s1'])} × "
         f"{fmt_number(min(float(fit['p_hat']), 1.0), DIGITS['p_hat'])} = "
         f"{fmt_number(row['dr'], DIGITS['dr'])}. DR stays close to 1 because it counts only "

@@ -90,6 +90,8 @@ def pitman_view(pitman: pd.DataFrame) -> tuple[object, dict]:
 
     cols = [c for c in PITMAN_COLUMNS if c in pitman]
     frame = pitman[cols].rename(columns={c: PITMAN_COLUMNS[c][0] for c in cols})
+    if "Ŝ₁" in frame:  # beyond 2^53 the browser shows the raw integer, whatever the Styler says
+        frame["Ŝ₁"] = frame["Ŝ₁"].map(lambda v: fmt_number(v, PITMAN_COLUMNS["S1_hat"][1]))
     digits = {PITMAN_COLUMNS[c][0]: PITMAN_COLUMNS[c][1] for c in cols if PITMAN_COLUMNS[c][1]}
     config = {PITMAN_COLUMNS[c][0]: st.column_config.Column(PITMAN_COLUMNS[c][0],
                                                             help=PITMAN_COLUMNS[c][2])

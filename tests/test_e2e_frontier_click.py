@@ -1,0 +1,77 @@
+"""End-to-end: clicking a point on the frontier chart in a real headless Chromium makes that
+release the one in use (issue 13: "a point on the chart cannot be clicked to choose it").
+
+Same server and browser set-up as tests/test_e2e_browser.py. The AppTest in
+tests/test_app_explain.py sends the selection Streamlit's frontend would send; this test checks
+that the frontend really sends it (customdata included) for a mouse click.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from neswap_core.store import Workspace
+from tests.test_e2e_browser import (  # noqa: F401  (server is a fixture)
+    ARTIFACTS,
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    PAGE_TIMEOUT_MS,
+    _open,
+    _screenshot,
+    _wait_until_idle,
+    server,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+#: The release id and screen position of one marker that is neither the star nor the line's
+#: pick, and far from every other release's marker (customdata[0] is the release id).
+FIND_POINT = """() => {
+  const gd = document.querySelector("[data-testid='stPlotlyChart'] .js-plotly-plot");
+  const traces = Array.from(gd.querySelectorAll('.scatterlayer .trace'));
+  const all = [];
+  for (let k = 0; k < gd.data.length; k++) {
+    const t = gd.data[k];
+    if (!t.customdata) continue;
+    traces[k].querySelectorAll('.points path').forEach((p, j) => {
+      const box = p.getBoundingClientRect();
+      if (box.width > 0) all.push({id: t.customdata[j][0], x: box.x + box.width / 2,
+                                   y: box.y + box.height / 2,
+                                   plain: t.mode === 'markers' && !/chosen|pick/.test(t.name)});
+    });
+  }
+  // A release marker far (> 14 px) from every marker of another release, so the click is unambiguous.
+  return all.find(p => p.plain && all.every(q => q.id === p.id
+                                            || Math.hypot(p.x - q.x, p.y - q.y) > 14)) || null;
+}"""
+
+
+def test_clicking_a_frontier_point_uses_that_release(server):  # noqa: F811
+    from playwright.sync_api import sync_playwright
+
+    url, log, folder = server
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 1000})
+            page.goto(url, timeout=PAGE_TIMEOUT_MS)
+            page.get_by_role("heading", name="Corpus").first.wait_for(timeout=PAGE_TIMEOUT_MS)
+            _wait_until_idle(page)
+            _open(page, "Risk–utility frontier")
+            chart = page.locator("[data-testid='stPlotlyChart'] .js-plotly-plot").first
+            chart.wait_for(timeout=PAGE_TIMEOUT_MS)
+            chart.scroll_into_view_if_needed()
+            page.wait_for_timeout(500)
+            point = page.evaluate(FIND_POINT)
+            assert point, "no clickable release point on the chart"
+            assert Workspace.open(folder).get_setting("chosen_release") != point["id"]
+            page.mouse.click(point["x"], point["y"])
+            page.wait_for_timeout(500)
+            _wait_until_idle(page)
+            assert Workspace.open(folder).get_setting("chosen_release") == point["id"]
+            assert "In use on the Swaps and Export pages" in page.inner_text("body")
+            _screenshot(page, ARTIFACTS / "5_frontier_clicked.png")
+        finally:
+            browser.close()
+    assert "Traceback" not in log.read_text()
