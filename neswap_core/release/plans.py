@@ -251,7 +251,9 @@ class Plan:
             elif isinstance(s, OneVsMany):
                 parts.append("leftovers moved one-vs-many")
             elif isinstance(s, Redact):
-                parts.append(f"{100 * s.level:g} % of words masked ({s.method})")
+                how = ("where they flip the attacker's guess, targeted" if s.method == "targeted"
+                       else s.method)  # fmt: skip
+                parts.append(f"{100 * s.level:g} % of words masked ({how})")
         return ", ".join(parts) or "no change"
 
 
