@@ -11,7 +11,7 @@ from appkit import views_explain as ve
 from appkit import views_frontier as vf
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
-from appkit.pipeline import AUTO_LINE
+from appkit.pipeline import AUTO_LINE, pitman_table, release_table
 from appkit.state import current, save_settings
 from appkit.widgets import fmt_number, md_text, user_errors
 from neswap_core.config import PAPER_POPULATIONS
@@ -73,7 +73,7 @@ with controls[0]:
                         key="frontier_population_exp", on_change=save_population)
 
 with user_errors():
-    table = stage.table(population)
+    table = release_table(stage.sweep_key, population, sweep)  # the sweep in hand: no re-read
 if len(table) == 0:
     st.warning("There are no candidate releases: no combination had a valid pair to swap. "
                + " ".join(d.run.message for d in sweep.draws if d.draw == 0)
@@ -190,10 +190,10 @@ explained = stored if stored in table.index else line_pick.index
 if explained is not None:
     with user_errors(stop=False), st.container(border=True, key="frontier_explained"):
         row = table.loc[explained]
-        fit = ve.pitman_row(stage.pitman(population), row["categories"])
+        fit = ve.pitman_row(pitman_table(stage.sweep_key, population, sweep), row["categories"])
         p_by_n = {}
         for n in sorted({*PAPER_POPULATIONS, population}) if fit is not None else ():
-            other = ve.pitman_row(stage.pitman(n), row["categories"])
+            other = ve.pitman_row(pitman_table(stage.sweep_key, n, sweep), row["categories"])
             if other is not None:
                 p_by_n[n] = float(other["p_hat"])
         st.markdown(f"**What the numbers say** (release {md_text(explained)})")
@@ -215,7 +215,7 @@ st.markdown(
     "a sample unique removes that risk: DR = 1 − (swapped uniques / s₁) · min(p̂, 1)."
 )
 with user_errors():
-    pitman, pitman_config = vf.pitman_view(stage.pitman(population))
+    pitman, pitman_config = vf.pitman_view(pitman_table(stage.sweep_key, population, sweep))
     st.dataframe(pitman, column_config=pitman_config, hide_index=True, width="stretch")
 
 # --- hyperparameter grid -------------------------------------------------------------------------------
