@@ -205,3 +205,22 @@ def test_smarter_redactor_errors_are_clear() -> None:
     redactor = SmarterRedactor().fit(texts, labels)
     with pytest.raises(FitError, match="was not among"):
         redactor.word_scores("wafer", "C")
+
+
+def test_mask_placeholder_is_no_special_token_of_minilm_and_no_attacker_word() -> None:
+    """``[MASK]`` was MiniLM's own mask token: a redacted chunk's embedding left its cluster
+    (10 % masked: mean cosine 0.43, DU -0.03 on the dev corpus). The placeholder must be plain
+    text to the embedder's word-piece tokenizer and carry no word for the TF-IDF attacker."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from tokenizers import Tokenizer
+
+    from neswap_core.models.embedding import embedding_model_path
+
+    tokenizer = Tokenizer.from_file(str(embedding_model_path() / "tokenizer.json"))
+    tokenizer.no_padding()
+    special = {t.content for t in tokenizer.get_added_tokens_decoder().values()}
+    assert "[MASK]" in special  # the hazard the placeholder avoids
+    pieces = tokenizer.encode(MASK_PLACEHOLDER, add_special_tokens=False).tokens
+    assert pieces and not set(pieces) & special  # "[…]": "[", "…", "]"
+    analyse = TfidfVectorizer().build_analyzer()  # the attacker's tokeniser (check/attack.py)
+    assert analyse(f"revenue {MASK_PLACEHOLDER} grew") == ["revenue", "grew"]

@@ -251,7 +251,7 @@ class Plan:
             elif isinstance(s, OneVsMany):
                 parts.append("leftovers moved one-vs-many")
             elif isinstance(s, Redact):
-                how = ("where they flip the attacker's guess, targeted" if s.method == "targeted"
+                how = ("targeted: where they flip a company model's guess" if s.method == "targeted"
                        else s.method)  # fmt: skip
                 parts.append(f"{100 * s.level:g} % of words masked ({how})")
         return ", ".join(parts) or "no change"
