@@ -133,7 +133,7 @@ def tagged_chunks(source: str, protect: str, threshold: float, label_map_key: st
     return tag_entities(chunks, ner_model(), _label_map, CACHE_DIR)
 
 
-@st.cache_data(show_spinner="Applying your entity corrections…", max_entries=16)
+@st.cache_data(show_spinner=False, max_entries=16)  # no model: fast
 def corrected_chunks(chunks_key: str, corrections_key: str, _chunks: list[Chunk], _corrections: list) -> list[Chunk]:
     from neswap_core.text.entities import apply_corrections
 
@@ -145,9 +145,11 @@ def chunk_embeddings(chunks_key: str, _chunks: list[Chunk], _progress: Callable 
     return embed_chunks(_chunks, _Reporting(embedder(), _progress, "passages embedded"))
 
 
-@st.cache_data(show_spinner="Applying roles (placeholders for must-change categories)…", max_entries=16)
-def role_inputs(key: str, _chunks: list[Chunk], _x: np.ndarray, _roles: dict) -> tuple[list[Chunk], np.ndarray]:
-    return release_inputs(_chunks, _x, _roles, embedder().encode)
+@st.cache_data(show_spinner=False, max_entries=16)  # announced by Stage.load
+def role_inputs(key: str, _chunks: list[Chunk], _x: np.ndarray, _roles: dict,
+                _progress: Callable | None = None) -> tuple[list[Chunk], np.ndarray]:
+    model = _Reporting(embedder(), _progress, "passages re-embedded with placeholders")
+    return release_inputs(_chunks, _x, _roles, model.encode)
 
 
 def mixture(key: str, _x: np.ndarray, _config: RunConfig, _progress: Callable | None = None):
@@ -299,9 +301,10 @@ class Stage:
     def roles_key(self) -> str:
         return digest([self.chunks_key, self.corrections_key, self.settings["roles"]])
 
-    def pre_swap(self) -> tuple[list[Chunk], np.ndarray]:
+    def pre_swap(self, progress: Callable | None = None) -> tuple[list[Chunk], np.ndarray]:
         """Chunks and embeddings after the C/U operators: the pre-swap data of every release."""
-        return role_inputs(self.roles_key, self.chunks(), self.embeddings(), self.settings["roles"])
+        return role_inputs(self.roles_key, self.chunks(), self.embeddings(), self.settings["roles"],
+                           progress)
 
     @property
     def mixture_key(self) -> str:
@@ -433,7 +436,7 @@ def load_steps(stage: Stage, steps, report: Callable[[float, str], None]) -> Non
         start = time.perf_counter()
         if name in MODELS:
             MODELS[name]()
-        elif name in ("chunked", "embeddings"):
+        elif name in ("chunked", "embeddings", "pre_swap"):
             getattr(stage, name)(sub)
         else:
             getattr(stage, name)()
