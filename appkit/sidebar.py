@@ -45,6 +45,8 @@ def _release_lines(stage, chosen: str | None) -> tuple[list[str], bool]:
     if not len(table):
         return ["Releases: none possible with these settings"], True
     s = stage.settings
+    if chosen and (s.get("chosen_plan") or {}).get("release_id") == chosen:
+        return [f"Release: **{md_text(chosen)}** (a plan release pinned by you)"], True
     pick = chosen if chosen in table.index else choose_release(
         table, float(s["trade_off_a"]), float(s["trade_off_c"])).index
     row = table.loc[pick]

@@ -100,16 +100,20 @@ PINNED_FOR = "chosen_release_corpus"
 
 
 def run_config(
-    values: dict[str, Any], corpus: str = "data/sample", corrections: list | None = None
+    values: dict[str, Any], corpus: str = "data/sample", corrections: list | None = None,
+    **pinned: Any,
 ) -> RunConfig:
     """The RunConfig equivalent to the app's settings (what the Export page writes as run.toml),
-    with the analyst's entity corrections (``EntityCorrection`` objects) in order."""
+    with the analyst's entity corrections (``EntityCorrection`` objects) in order and, in
+    ``pinned``, the review and the chosen release (``decisions``, ``release``, ``release_plan``,
+    ``release_stage``: views_export.Export.run_config)."""
     from neswap_core.text.entities import correction_to_dict
 
     fields = set(asdict(RunConfig()))
     kwargs = {k: v for k, v in values.items() if k in fields}
     if corrections:
         kwargs["corrections"] = [correction_to_dict(c) for c in corrections]
+    kwargs.update({k: v for k, v in pinned.items() if k in fields})
     return RunConfig(corpus=corpus, **kwargs)
 
 

@@ -179,6 +179,13 @@ def render_plan_review(candidates: PlanCandidates, release_id: str, stage, ws) -
     import streamlit as st
 
     review = ReviewedPlan(candidates, release_id, ws.decisions(stage.review_key))
+    from .views_export import pin_plan, pinned_plan
+
+    if pinned_plan(stage, candidates) != release_id:
+        st.button("Use this release for export", key="plan_use", on_click=pin_plan,
+                  args=(ws, candidates, release_id),
+                  help="Pin this plan release: the Export page writes it, and run.toml records "
+                  "its plan and stage so the command line writes the same files.")
     _metrics(review)
 
     def save(key: str, decision_key: str, note_key: str) -> None:

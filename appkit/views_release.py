@@ -16,19 +16,15 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from neswap_core.corpus import Chunk, Corpus
+from neswap_core.release.chosen import decision_rows, paper_release, rejected_keys
+from neswap_core.release.chosen import pair_key as _pair_key
 from neswap_core.release.export import (
     chunks_frame,
     corpus_files,
     document_texts,
-    html_report,
     zip_files,
 )
-from neswap_core.release.frontier import (
-    TradeOffChoice,
-    choose_release,
-    describe_release,
-    frontier_mask,
-)
+from neswap_core.release.frontier import TradeOffChoice, choose_release
 from neswap_core.release.releases import DrawResult, Sweep, evaluate_records
 from neswap_core.release.swapping import SwapRecord, swap_log
 
@@ -42,8 +38,8 @@ def release_key(sweep_key: str, release_id: str) -> str:
 
 
 def pair_key(record: SwapRecord) -> str:
-    """Workspace key of one swapped pair: ``"chunk_a|chunk_b"``."""
-    return f"{record.chunk_a}|{record.chunk_b}"
+    """Workspace key of one swapped pair: ``"chunk_a|chunk_b"`` (release/chosen.py)."""
+    return _pair_key(record)
 
 
 def pick_release(table: pd.DataFrame, stored: str | None, a: float, c: float) -> tuple[str | None, TradeOffChoice]:
@@ -110,8 +106,10 @@ class ReviewedRelease:
         return evaluate_records(self.sweep, self.draw, self.accepted_positions, self.population)
 
     def released_chunks(self) -> list[Chunk]:
-        """Every chunk of the corpus as released: accepted pairs swapped, the rest pre-swap."""
-        return self.draw.run.release(self.accepted_records)
+        """Every chunk of the corpus as released: accepted pairs swapped, the rest pre-swap
+        (``release.chosen.paper_release``, as the CLI writes it)."""
+        rejected = rejected_keys(decision_rows(self.decisions))
+        return list(paper_release(self.sweep, self.row, rejected).chunks)
 
     def review_rows(self) -> dict[str, tuple[str, str]]:
         """pair → (decision, note) for every pair, "accept (not reviewed)" for undecided ones."""
@@ -286,32 +284,11 @@ def swap_log_frame(release: ReviewedRelease) -> pd.DataFrame:
 def report_html(release: ReviewedRelease, settings: dict, table: pd.DataFrame, pitman: pd.DataFrame,
                 figure: go.Figure, choice_message: str = "",
                 protection: tuple[dict, dict] | None = None) -> str:
-    """The self-contained HTML report: settings, seeds, versions, chart, tables, decisions, and
-    the measured protection (``views_check.protection_report``) when given."""
-    du0, dr0 = release.as_generated()
-    du1, dr1 = release.after_review()
-    kept, total = len(release.accepted_records), len(release.records)
-    facts = {
-        **settings,
-        "release": release.row["release_id"],
-        "released draw seed (seed, combination, draw)": list(release.draw.seed),
-        "pairs kept after review": f"{kept} of {total} ({release.n_rejected} rejected)",
-        "DU, DR as generated": f"{du0:.5f}, {dr0:.4f}",
-        "DU, DR after review": f"{du1:.5f}, {dr1:.4f}",
-    }
-    if choice_message:
-        facts["trade-off line"] = choice_message
-    if protection is not None:
-        facts.update(protection[0])
-    front = table[frontier_mask(table["du"].to_numpy(float), table["dr"].to_numpy(float))]
-    tables = {**(protection[1] if protection is not None else {}),
-        "Frontier releases": front.drop(columns=["categories"]),
-        "Pitman estimates per combination (paper's Table 1)": pitman,
-        "Swap log (accepted pairs)": swap_log_frame(release),
-        "All candidate releases": table.drop(columns=["categories"]),
-    }
-    chart = "<h2>Risk–utility frontier</h2>" + figure.to_html(include_plotlyjs=True, full_html=False)
-    chosen = (f"{describe_release(release.row)}; after review {kept} of {total} pairs kept: "
-              f"DR {dr1:.3f}, DU {du1:.4f}")
-    return html_report("neswap release report", facts, chosen, tables, [chart],
-                       release.review_rows())
+    """The HTML report of a paper release under review (``views_export.report_html``)."""
+    from . import views_export as ve
+    from .state import run_config
+
+    export = ve.paper_export(release, None)
+    config = run_config(settings, decisions=decision_rows(release.decisions),
+                        release=str(release.row["release_id"]))
+    return ve.report_html(export, config, table, pitman, figure, choice_message, protection)

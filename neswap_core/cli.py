@@ -8,6 +8,9 @@
   function per file). The leak scan runs first: unaccepted hits leave ``released/`` unwritten
   and exit 4 (``--accept-leaks FILE`` accepts listed hits); no possible release exits 3 with
   the reason. Timings go to ``key/timings.json`` so the rest is identical between reruns.
+* ``release`` writes the release run.toml pins (``release``, or ``release_plan`` +
+  ``release_stage`` for a plan) with its ``decisions`` applied (release/chosen.py), the same
+  functions the app's Export page uses; without a pinned release the trade-off line chooses.
 * ``release`` also writes ``key/audit.json`` (SPEC §9: divergence audit before/after) and
   ``key/attack.json`` and ``key/attack.csv`` (SPEC §8, check/report.py):
   the measured accuracies of the written release (reading attacker when the corpus has an
@@ -138,6 +141,7 @@ class ReleaseRun:
     records: tuple = ()  # the written swap records (draw 0's first t pairs)
     plans: dict | None = None  # plan candidates (SPEC §10): table, goal report, changes
     released: list | None = None  # the released chunks when they are not just ``records`` (a plan)
+    pinned: object = None  # release.chosen.ChosenRelease when run.toml pins the release
 
 
 def _changed(run: ReleaseRun) -> dict[int, str]:
@@ -224,11 +228,23 @@ def key_report(run: ReleaseRun) -> bytes:
         },
         "choice_message": outcome.choice.message,
         "no_release_reason": outcome.no_release_reason(),
-        "review_decisions": "none: the command line keeps every pair of the chosen release",
+        "review_decisions": _review_summary(run),
     }
     if run.plans is not None:
         report["plans"] = run.plans["report"]
     return _json_bytes(report)
+
+
+def _review_summary(run: ReleaseRun) -> dict | str:
+    """What the analyst's review (run.toml's ``decisions``) changed in the written release."""
+    pinned, decisions = run.pinned, run.config.decisions
+    if pinned is None:
+        return ("none applied: no release is pinned in run.toml, so every pair of the line's "
+                "choice is kept" + (f" ({len(decisions)} decisions ignored)" if decisions else ""))
+    return {"release": pinned.release_id, "source": pinned.source, "decisions": len(decisions),
+            "rejected": sum(1 for d in decisions if d["decision"] == "reject"),
+            "generated": pinned.generated, "left_out": pinned.rejected,
+            "released": len(pinned.records) if pinned.source == "paper" else len(pinned.changes)}
 
 
 def _reading_attacker(config: RunConfig, prepared):
@@ -319,7 +335,8 @@ NO_RELEASE_KEY_FILES = ("report.json", "config.toml", "releases.csv", "pitman.cs
 def key_files(run: ReleaseRun, names=None) -> dict[str, bytes]:
     files = {name: make(run) for name, make in KEY_FILES.items() if names is None or name in names}
     if run.plans is not None:
-        files["candidates.csv"] = _csv_bytes(run.plans["table"])
+        if run.plans["table"] is not None:
+            files["candidates.csv"] = _csv_bytes(run.plans["table"])
         if run.plans["changes"] is not None:
             files["changes.csv"] = _csv_bytes(run.plans["changes"])
     return files
@@ -331,6 +348,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     from .models.embedding import Embedder
     from .pipeline import prepare_path
     from .release.bundle import FOLDER_PURPOSE, build_bundle, check_publishable
+    from .release.chosen import configured_release
     from .release.leaks import read_accepted
     from .release.swapping import apply_swaps
     from .text.loading import check_swappable
@@ -367,12 +385,16 @@ def cmd_release(args: argparse.Namespace) -> int:
         return EXIT_NO_RELEASE
     run.records = tuple(outcome.chosen_records())
     released = apply_swaps(outcome.sweep.ctx.chunks, run.records)
-    if config.plan_rounds > 0:
-        from .check.candidates import primary_name
+    from .check.candidates import primary_name
 
-        scorer = outcome.scorers.get(primary_name(outcome.scorers)) if outcome.scorers else None
-        released, run.plans = _plan_release(outcome, config, released, scorer)
+    scorer = outcome.scorers.get(primary_name(outcome.scorers)) if outcome.scorers else None
+    plans = None
+    if config.plan_rounds > 0:
+        released, run.plans, plans = _plan_release(outcome, config, released, scorer)
         run.released = list(released)
+    pinned = configured_release(outcome.sweep, outcome.table, config, plans, scorer)
+    if pinned is not None:
+        released = _use_pinned(run, pinned)
     bundle = build_bundle(
         prepared.raw, prepared.clean.corpus, released, seed=config.bundle_seed,
         shuffle_chunks=config.shuffle_chunks, publishable_columns=config.publishable_columns,
@@ -427,7 +449,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def _plan_release(outcome, config: RunConfig, released, scorer=None):
     """Plan candidates (SPEC §10) for ``key/candidates.csv``; with ``max_chunk_accuracy`` < 1
-    the goal's release replaces the line's (its changes go to ``key/changes.csv``)."""
+    the goal's release replaces the line's (its changes go to ``key/changes.csv``).
+    Returns (released chunks, the key/ payload, the PlanCandidates)."""
     import pandas as pd
 
     from . import analysis
@@ -438,7 +461,7 @@ def _plan_release(outcome, config: RunConfig, released, scorer=None):
     report: dict = {"candidates": len(table), "plan_candidates": int((table["source"] == "plan").sum())}
     result = {"table": table, "report": report, "changes": None}
     if config.max_chunk_accuracy >= 1.0:
-        return released, result
+        return released, result, plans
     choice = analysis.goal_choice(table, config)
     row = table.loc[choice.index]
     report["goal"] = {"release_id": choice.index, "sentence": describe_candidate(row),
@@ -448,9 +471,39 @@ def _plan_release(outcome, config: RunConfig, released, scorer=None):
     if row["source"] == "plan":
         changes = changes_of(plans, choice.index)
         result["changes"] = pd.DataFrame([c.to_dict() for c in changes])
-        return chunks_of(plans, choice.index), result
+        return chunks_of(plans, choice.index), result, plans
     draw = outcome.sweep.draws_for(tuple(outcome.table.loc[choice.index, "categories"]))[0]
-    return apply_swaps(outcome.sweep.ctx.chunks, draw.run.records[: int(row["swaps"])]), result
+    return apply_swaps(outcome.sweep.ctx.chunks, draw.run.records[: int(row["swaps"])]), result, plans
+
+
+def _use_pinned(run: ReleaseRun, pinned) -> list:
+    """Write the release run.toml pins, with its review decisions applied (release/chosen.py).
+
+    A pinned paper release becomes the outcome's choice (the report, the attack and the audit
+    describe it); a pinned plan release is written as one concrete text, like the goal's.
+    """
+    import dataclasses
+
+    import pandas as pd
+
+    outcome, config = run.outcome, run.config
+    run.pinned = pinned
+    if pinned.source == "paper":
+        message = (f"The release {pinned.release_id} is pinned in run.toml (the trade-off line "
+                   f"DR = {config.trade_off_c:g} + {config.trade_off_a:g}·DU is not used).")
+        outcome.choice = dataclasses.replace(outcome.choice, index=pinned.release_id,
+                                             line_reached=True, message=message)  # fmt: skip
+        run.records = pinned.records
+        run.released = list(pinned.chunks) if pinned.rejected else None
+    else:
+        run.records = ()
+        run.released = list(pinned.chunks)
+        run.plans = run.plans or {"table": None, "report": {}, "changes": None}
+        run.plans["changes"] = pd.DataFrame([c.to_dict() for c in pinned.changes])
+        run.plans["report"]["pinned"] = {"release_id": pinned.release_id,
+                                         "plan": config.release_plan,
+                                         "stage_index": config.release_stage}  # fmt: skip
+    return list(pinned.chunks)
 
 
 def cmd_config(args: argparse.Namespace) -> int:

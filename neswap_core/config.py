@@ -8,6 +8,7 @@ so a CLI run can be repeated bit-for-bit.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import tomllib
 from collections.abc import Mapping
@@ -232,6 +233,14 @@ class RunConfig:
     publishable_columns: list[str] = field(default_factory=list)  # metadata columns in released/
     shuffle_chunks: bool = False  # shuffle the chunk order within each released document
     bundle_seed: int = 0  # seed of the pseudonymous document ids (and of the shuffle)
+    # the analyst's review and pinned release (release/chosen.py). decisions: {key, decision =
+    # "accept"|"reject", note}, keyed by content ("chunk_a|chunk_b" of a pair, a plan change's
+    # key). release: the candidate to write ("" = the trade-off line's or the goal's choice); a
+    # plan release is found by its plan (release_plan, Plan.to_dict) and stage index, not by id
+    decisions: list[dict[str, str]] = field(default_factory=list)
+    release: str = ""
+    release_plan: dict[str, Any] = field(default_factory=dict)
+    release_stage: int = 0
 
     def __post_init__(self) -> None:
         self.validate()
@@ -307,6 +316,7 @@ class RunConfig:
                 f"Each correction is a table with action = 'drop' or 'add', category, text and "
                 f"chunk_id; got {bad[:3]}."
             )
+        self._validate_review()
         if not 0 <= self.max_chunk_accuracy <= 1:
             raise ConfigError(f"max_chunk_accuracy is a proportion in [0, 1], got {self.max_chunk_accuracy}.")
         if self.goal_utility not in ("words_unchanged", "du", "mean_cosine", "clusters_unchanged"):
@@ -320,6 +330,21 @@ class RunConfig:
                 raise ConfigError(
                     f"not_entity_patterns: {pattern!r} is not a valid regular expression ({exc})."
                 ) from exc
+
+    def _validate_review(self) -> None:
+        bad = [d for d in self.decisions if not isinstance(d, Mapping) or not d.get("key")
+               or d.get("decision") not in ("accept", "reject")]
+        if bad:
+            raise ConfigError(
+                "Each decision is a table with key (the pair or change), decision = 'accept' or "
+                f"'reject' and an optional note; got {bad[:3]}."
+            )
+        if self.release_plan:
+            from .release.plans import Plan
+
+            Plan.from_dict(self.release_plan)  # a ConfigError names the bad step
+            if self.release_stage < 0:
+                raise ConfigError(f"release_stage is a stage index >= 0, got {self.release_stage}.")
 
     @property
     def swap_categories(self) -> list[str]:
@@ -377,5 +402,5 @@ def _toml_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return repr(value)
-    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{text}"'
+    # a TOML basic string: JSON's escapes are TOML's (newlines and quotes in a note stay data)
+    return json.dumps(str(value), ensure_ascii=False).replace("\x7f", "\\u007F")

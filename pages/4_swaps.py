@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from appkit import views_export as ve
 from appkit import views_plans as vp
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
@@ -56,6 +57,7 @@ if int(s.get("plan_rounds", 0)) > 0:
 
 # --- which release ---------------------------------------------------------------------------------
 chosen_id, _ = vr.pick_release(table, s.get("chosen_release"), s["trade_off_a"], s["trade_off_c"])
+chosen_id = ve.pinned_plan(stage, plans) or chosen_id  # a pinned plan release (Export writes it)
 ids = list(table.index) + (list(plans.table.index) if plans is not None else [])
 if st.session_state.get("swaps_release") not in ids:
     st.session_state["swaps_release"] = chosen_id

@@ -1,5 +1,8 @@
 """Step 6 · Export: the released bundle (released/ may be shared, key/ stays), leak scan, run.toml."""
 
+import re
+import tomllib
+
 import streamlit as st
 
 from appkit import views_check as vc
@@ -7,11 +10,11 @@ from appkit import views_export as ve
 from appkit import views_frontier as vf
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
-from appkit.state import current, run_config, save_settings
-from appkit.widgets import user_errors
+from appkit.state import current, save_settings
+from appkit.widgets import md_text, user_errors
+from neswap_core.config import RunConfig
 from neswap_core.errors import NeswapError
 from neswap_core.release.bundle import FOLDER_PURPOSE
-from neswap_core.release.frontier import choose_release
 
 st.title("6 · Export")
 st.markdown(
@@ -28,16 +31,34 @@ population, a, c = float(s["population"]), float(s["trade_off_a"]), float(s["tra
 sweep, table = vr.sweep_table_or_stop(stage, population, "export")
 with user_errors():
     corpus = stage.clean().corpus
+plans = candidates = None
+if int(s.get("plan_rounds", 0)) > 0:  # every candidate, the paper's and the plans' (as the CLI)
+    with user_errors():
+        candidates, plans = stage.candidates(vr.progress_bar("Building plan candidates"))
 
 chosen_id, line = vr.pick_release(table, s.get("chosen_release"), a, c)
-release = vr.reviewed_release(sweep, stage.sweep_key, table, chosen_id, ws.decisions, population)
-du1, dr1 = release.after_review()
-kept = len(release.accepted_positions)
-st.success(f"**Release:** {vf.choice_sentence(table, chosen_id)}  \n**After your review:** "
-           f"{kept} of {len(release.records)} pairs kept ({release.n_rejected} rejected): "
-           f"DR {dr1:.3f}, DU {du1:.4f}")
-st.caption("Change the release on **5 · Risk–utility frontier** and review its pairs on "
-           "**4 · Swaps**.")
+plan_id = ve.pinned_plan(stage, plans)
+if plan_id is not None:  # a plan release (several rounds, terms, redaction; SPEC §10)
+    with user_errors():
+        export = ve.plan_export(plans, plan_id, stage)
+    chosen_id = plan_id
+    st.success(f"**Release:** {md_text(export.sentence)}  \n**After your review:** "
+               f"{export.review_sentence()}: {export.facts['DU and DR after your review']} "
+               f"(DU and DR), {export.facts['words unchanged after your review']} of words "
+               "unchanged")
+else:
+    if s.get(ve.PLAN_SETTING) and s.get("chosen_release") not in table.index:
+        st.warning("The plan release you pinned is not among the candidates of the current plan "
+                   "settings any more; the trade-off line's release is exported instead. Pin a "
+                   "release again on **4 · Swaps**.")
+    release = vr.reviewed_release(sweep, stage.sweep_key, table, chosen_id, ws.decisions,
+                                  population)
+    export = ve.paper_export(release, stage)
+    du1, dr1 = release.after_review()
+    st.success(f"**Release:** {vf.choice_sentence(table, chosen_id)}  \n**After your review:** "
+               f"{export.review_sentence()}: DR {dr1:.3f}, DU {du1:.4f}")
+st.caption("Change the release on **5 · Risk–utility frontier** or **4 · Swaps** (plans too) and "
+           "review its changes on **4 · Swaps**.")
 
 # --- the released bundle (SPEC §11) ----------------------------------------------------------------
 st.subheader("What you download")
@@ -61,7 +82,7 @@ with st.expander("Released documents: ids, manifest columns, chunk order"):
     save_settings(ws, publishable_columns=columns, shuffle_chunks=shuffle)
     s = {**s, "publishable_columns": columns, "shuffle_chunks": shuffle}
 with user_errors():
-    bundle = ve.release_bundle(release, stage, s)
+    bundle = ve.release_bundle(export, stage, s)
 
 stored = list(s.get(ve.ACCEPTED_SETTING, []))
 accepted = ve.accepted_keys(stored)
@@ -83,23 +104,33 @@ else:
                "found in the released text.")
 blocking = bundle.blocking(accepted)
 
-base = "neswap-" + chosen_id.replace(" + ", "-").replace(" @ ", "-t").replace(" ", "_")
+base = "neswap-" + re.sub(r"[^A-Za-z0-9]+", "-", chosen_id.replace(" @ ", " t")).strip("-")
+
+
+config_toml = export.run_config(
+    s, "data/sample" if stage.source == "sample" else "PATH/TO/YOUR/FILES",
+    stage.corrections()).to_toml()
+
+
+def report() -> str:
+    """The HTML report of the release (also in key/), with its measured protection."""
+    fig = vf.frontier_figure(table, chosen_id if chosen_id in table.index else None, a, c,
+                             line_pick=line.index)
+    try:
+        protection = vc.protection_report(stage, export)
+    except NeswapError as exc:  # the report still records why protection was not measured
+        protection = ({"measured protection": f"not measured: {exc}"}, {})
+    return ve.report_html(export, RunConfig.from_dict(tomllib.loads(config_toml)), table,
+                          stage.pitman(population), fig, line.message, protection,
+                          candidates)
 
 
 def key_zip() -> bytes:
-    fig = vf.frontier_figure(table, chosen_id, a, c, line_pick=line.index)
-    try:
-        protection = vc.protection_report(stage, release)
-    except NeswapError as exc:  # the report still records why protection was not measured
-        protection = ({"measured protection": f"not measured: {exc}"}, {})
-    html = vr.report_html(release, s, table, stage.pitman(population), fig, line.message,
-                          protection)
-    extra = ve.key_files(release, stage, table, stage.pitman(population), html, config_toml)
+    extra = ve.key_files(export, stage, table, stage.pitman(population), report(), config_toml,
+                         candidates)
     return bundle.with_key_files(extra).key_zip(accepted)
 
 
-config_toml = run_config(s, corpus="data/sample" if stage.source == "sample"
-                         else "PATH/TO/YOUR/FILES", corrections=stage.corrections()).to_toml()
 left, right = st.columns(2)
 with left:
     st.download_button(
@@ -121,20 +152,21 @@ with right:
     st.download_button("Run configuration for the command line (run.toml)", key="dl_config",
                        data=config_toml, file_name="run.toml", mime="application/toml",
                        on_click="ignore")
+    st.download_button("Report (report.html, also in key/)", key="dl_report", data=report,
+                       file_name=f"{base}-report.html", mime="text/html", on_click="ignore",
+                       help="The release and your review in sentences, before/after examples, "
+                       "corrections, decisions, the measured protection, the frontier and the "
+                       "settings. It names companies: it stays with you, like key/.")
 
 # --- reproducing with the CLI ----------------------------------------------------------------------
 st.subheader("Reproduce with the command line")
 st.code("python -m neswap_core release --config run.toml --out neswap-out", language="bash")
-notes = ["The command line picks the release with your trade-off line "
-         f"(DR = {c:g} + {a:g}·DU) and keeps every pair of it."]
-cli_pick = choose_release(table, a, c).index
-if cli_pick != chosen_id:
-    notes.append(f"Your release ({chosen_id}) is not the line's pick ({cli_pick}): the command "
-                 "line would write the line's pick. Move the line on the frontier page until it "
-                 "picks your release, or keep using the app's export.")
-if release.n_rejected:
-    notes.append(f"Your {release.n_rejected} rejected pair(s) are **not** in run.toml: review "
-                 "decisions live only in the workspace and in the report above.")
+notes = [f"run.toml pins this release ({md_text(export.release_id)}"
+         + (", found by its plan and stage" if export.source == "plan" else "")
+         + f") and holds your {len(stage.corrections())} entity correction(s) and "
+         f"{len(export.decisions)} review decision(s): the command line writes the same "
+         "released/ files. (With `release = \"\"` the command line writes the pick of your "
+         f"trade-off line DR = {c:g} + {a:g}·DU instead.)"]
 if stage.source != "sample":
     notes.append("Replace `PATH/TO/YOUR/FILES` in run.toml by the folder or file you uploaded.")
 if len(notes) > 1:
@@ -144,6 +176,5 @@ else:
 with st.expander("run.toml"):
     st.code(config_toml, language="toml")
 
-with st.expander(f"Review decisions ({len(release.records) - release.n_rejected} kept, "
-                 f"{release.n_rejected} rejected)"):
-    st.dataframe(vr.review_frame(release), hide_index=True, width="stretch")
+with st.expander(f"Review decisions ({export.review_sentence()})"):
+    st.dataframe(export.review, hide_index=True, width="stretch")

@@ -235,15 +235,16 @@ def test_a_release_picked_on_the_swaps_page_is_exported(workspace):
     assert workspace.get_setting("chosen_release") == other
     export = run_page("6_export")
     assert describe_release(table.loc[other]) in export.success[0].value
-    if choose_release(table, 0.0, 0.97).index != other:
-        assert any("not the line's pick" in w.value for w in export.warning)
+    # run.toml pins it, whether or not the line picks it (issue 13 item 6)
+    assert any("run.toml pins this release" in i.value for i in export.info)
+    assert f'release = "{other}"' in next(c.value for c in export.code if "release =" in c.value)
 
 
 # --- export ------------------------------------------------------------------------------------------
 def test_export_offers_every_download(workspace):
     at = run_page("6_export")
     keys = {b.key for b in at.get("download_button")}
-    assert keys == {"dl_released", "dl_key", "dl_config"}
+    assert keys == {"dl_released", "dl_key", "dl_config", "dl_report"}
     text = " ".join(i.value for i in [*at.info, *at.warning])
     assert "trade-off line" in text
     page = " ".join(m.value for m in at.markdown)

@@ -10,6 +10,7 @@ import html
 import io
 import json
 import platform
+import re
 import zipfile
 from collections.abc import Mapping, Sequence
 from importlib import metadata
@@ -135,41 +136,126 @@ def zip_files(files: Mapping[str, bytes]) -> bytes:
     return buf.getvalue()
 
 
+#: The report's style: every table and passage fits the page width (fixed layout, wrapping).
+REPORT_CSS = (
+    "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#1b1f24;"
+    "overflow-wrap:anywhere;line-height:1.4}"
+    "table{border-collapse:collapse;font-size:12px;width:100%;max-width:100%;table-layout:fixed;"
+    "margin-bottom:1em}"
+    "td,th{border:1px solid #ccd;padding:3px 6px;vertical-align:top;text-align:left;"
+    "word-wrap:break-word;overflow-wrap:anywhere;white-space:normal}"
+    "th{background:#f3f5f8}h2{border-bottom:1px solid #ccd;margin-top:1.6em}"
+    ".example{display:grid;grid-template-columns:1fr 1fr;gap:1em;margin-bottom:1em}"
+    ".example div{border:1px solid #dde;padding:.5em;font-size:13px;min-width:0}"
+    "del{background:#fde2e1;text-decoration:line-through}ins{background:#dcf5e3;text-decoration:none}"
+    ".plotly-graph-div,.js-plotly-plot{max-width:100%}"
+)
+
+
+def before_after_examples(base: Sequence[Chunk], released: Sequence[Chunk], n: int = 3) -> list[dict[str, str]]:
+    """The first ``n`` passages (in corpus order) whose text the release changed, before and after."""
+    out = []
+    for old, new in zip(base, released, strict=True):
+        if old.text != new.text:
+            out.append({"document": old.doc_id, "passage": old.chunk_id, "before": old.text,
+                        "after": new.text})
+            if len(out) == n:
+                break
+    return out
+
+
+def _marked(before: str, after: str) -> tuple[str, str]:
+    """Both texts HTML-escaped (corpus text is never markup), the words that differ marked."""
+    import difflib
+
+    a, b = re.split(r"(\s+)", before), re.split(r"(\s+)", after)
+    left, right = [], []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        old, new = html.escape("".join(a[i1:i2])), html.escape("".join(b[j1:j2]))
+        if op == "equal":
+            left.append(old)
+            right.append(new)
+        else:
+            left.append(f"<del>{old}</del>" if old else "")
+            right.append(f"<ins>{new}</ins>" if new else "")
+    return "".join(left), "".join(right)
+
+
+def _table_html(frame: pd.DataFrame) -> str:
+    from .labels import labelled
+
+    return labelled(frame).to_html(index=False, escape=True, na_rep="",
+                                   float_format=lambda v: f"{v:.4g}")
+
+
 def html_report(
     title: str,
-    settings: Mapping[str, Any],
     chosen: str,
+    facts: Mapping[str, Any],
     tables: Mapping[str, pd.DataFrame],
     figures_html: Sequence[str] = (),
-    decisions: Mapping[str, Any] | None = None,
+    *,
+    settings: Mapping[str, Any] | None = None,
+    corrections: Sequence[Mapping[str, Any]] = (),
+    decisions: pd.DataFrame | None = None,
+    examples: Sequence[Mapping[str, str]] = (),
 ) -> str:
-    """A self-contained HTML report (no external resources): settings, versions, chart, tables."""
+    """A self-contained HTML report (no external resources) that fits the page width.
+
+    ``facts``: sentence-like labels → values (the release, its review, measured protection);
+    ``settings``: the run configuration (``RunConfig.to_dict``), shown with plain labels;
+    the analyst's entity ``corrections`` and review ``decisions``; ``examples`` of passages
+    before and after (``before_after_examples``); ``tables`` shown with plain column labels
+    (labels.py). Every string from the corpus is escaped.
+    """
+    from .labels import readable_value, settings_frame
+
     esc = html.escape
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'>",
-        f"<title>{esc(title)}</title>",
-        "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#1b1f24}"
-        "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccd;padding:3px 6px}"
-        "h2{border-bottom:1px solid #ccd}</style></head><body>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+        f"<title>{esc(title)}</title><style>{REPORT_CSS}</style></head><body>",
         f"<h1>{esc(title)}</h1>",
         f"<p><b>Chosen release:</b> {esc(chosen)}</p>",
-        "<h2>Settings and seeds</h2>",
-        pd.DataFrame(
-            {"setting": list(settings), "value": [str(v) for v in settings.values()]}
-        ).to_html(index=False),
-        "<h2>Package versions</h2>",
-        pd.DataFrame(list(package_versions().items()), columns=["package", "version"]).to_html(
-            index=False
-        ),
+        "<h2>The release</h2>",
+        pd.DataFrame([(str(k), readable_value(str(k), v)) for k, v in facts.items()],
+                     columns=["", "value"]).to_html(index=False, escape=True),
     ]
+    if examples:
+        parts.append("<h2>Before and after: examples from the release</h2>")
+        for ex in examples:
+            before, after = _marked(ex["before"], ex["after"])
+            parts.append(f"<p><b>Document {esc(ex['document'])}</b>, passage "
+                         f"{esc(ex['passage'])}</p><div class='example'><div><b>Before</b><br>"
+                         f"{before}</div><div><b>After</b><br>{after}</div></div>")
+    parts.append("<h2>Entity corrections</h2>")
+    if corrections:
+        rows = pd.DataFrame([{"action": c.get("action", ""), "category": c.get("category") or "any",
+                              "text": c.get("text", ""),
+                              "chunk_id": c.get("chunk_id") or "every passage"}
+                             for c in corrections])  # fmt: skip
+        parts.append(_table_html(rows))
+    else:
+        parts.append("<p>None: the entities are as the NER model found them.</p>")
+    parts.append("<h2>Review decisions</h2>")
+    if decisions is not None and len(decisions):
+        parts.append(_table_html(decisions))
+    else:
+        parts.append("<p>None: every change of the release is kept.</p>")
     for fig in figures_html:
         parts.append(fig)
     for name, frame in tables.items():
         parts.append(f"<h2>{esc(name)}</h2>")
-        parts.append(frame.to_html(index=False, escape=True))
-    if decisions:
-        parts.append("<h2>Review decisions</h2>")
-        rows = [{"pair": k, "decision": v[0], "note": v[1]} for k, v in decisions.items()]
-        parts.append(pd.DataFrame(rows).to_html(index=False))
-    parts.append("</body></html>")
+        parts.append(_table_html(frame))
+    if settings is not None:
+        parts.append("<h2>Settings and seeds</h2>")
+        skip = ("corrections", "decisions", "release_plan")
+        parts.append(settings_frame(settings, skip).to_html(index=False, escape=True))
+    parts += [
+        "<h2>Package versions</h2>",
+        pd.DataFrame(list(package_versions().items()), columns=["package", "version"]).to_html(
+            index=False
+        ),
+        "</body></html>",
+    ]
     return "\n".join(parts)

@@ -1,0 +1,234 @@
+"""The app's export re-runs through the CLI to the same files (issue 13 item 6, issue 12).
+
+Each test drives the app with AppTest on the bundled sample as an analyst would (an entity
+correction, a rejected change, a pinned release), takes the files the Export page serves
+(run.toml, released/ and key/ archives, captured from Streamlit's media file manager), runs
+``python -m neswap_core release --config run.toml`` on that run.toml and compares: released/
+byte for byte, the release and risk tables value for value.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.runtime.media_file_manager import MediaFileManager
+from streamlit.testing.v1 import AppTest
+
+from neswap_core.cli import main
+from neswap_core.config import RunConfig
+from neswap_core.store import Workspace
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = {"max_swaps": 10, "n_components": 5, "n_init": 1}
+PLANS = {"plan_rounds": 2, "plan_terms": [True], "plan_redaction_levels": [0.0]}
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch):
+    folder = tmp_path / "workspace"
+    monkeypatch.setenv("NESWAP_WORKSPACE", str(folder))
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.chdir(ROOT)  # the CLI's cache_dir .neswap-cache is the app's
+    ws = Workspace.open(folder)
+    ws.update_settings(SMALL)
+    return ws
+
+
+@pytest.fixture
+def served(monkeypatch) -> dict:
+    """file name -> bytes of every download the pages offer (deferred ones made on demand)."""
+    files: dict = {}
+    add, add_deferred = MediaFileManager.add, MediaFileManager.add_deferred
+
+    def record(self, data, mimetype, coordinates, file_name=None, is_for_static_download=False):
+        files[file_name] = data
+        return add(self, data, mimetype, coordinates, file_name, is_for_static_download)
+
+    def record_deferred(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
+        files[file_name] = data_callable
+        return add_deferred(self, data_callable, mimetype, coordinates, file_name, **kwargs)
+
+    monkeypatch.setattr(MediaFileManager, "add", record)
+    monkeypatch.setattr(MediaFileManager, "add_deferred", record_deferred)
+    return files
+
+
+def page(name: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=900)
+    at.switch_page(f"pages/{name}.py")
+    at.run()
+    check(at)
+    return at
+
+
+def check(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def correct_an_organisation(ws: Workspace) -> str:
+    """On 2 · Entities: an Organization entity becomes a Product everywhere (drop + add)."""
+    at = page("2_entities")
+    pick = next(o for o in at.selectbox(key="entity_pick").options if o.endswith("(Organization)"))
+    at.selectbox(key="entity_pick").set_value(pick).run()
+    at.selectbox(key="entity_new_category").set_value("Product").run()
+    next(b for b in at.button if b.label == "Change everywhere").click()
+    at.run()
+    check(at)
+    assert len(ws.corrections()) == 2
+    return pick.rsplit(" (", 1)[0]
+
+
+def download(served: dict, suffix: str) -> bytes:
+    name = next(n for n in served if n and n.endswith(suffix))
+    data = served[name]() if callable(served[name]) else served[name]
+    return data.encode() if isinstance(data, str) else bytes(data)
+
+
+def unzip(payload: bytes) -> dict[str, bytes]:
+    archive = zipfile.ZipFile(io.BytesIO(payload))
+    return {n: archive.read(n) for n in archive.namelist()}
+
+
+def cli_release(tmp_path: Path, run_toml: bytes) -> Path:
+    (tmp_path / "run.toml").write_bytes(run_toml)
+    out = tmp_path / "cli"
+    assert main(["release", "--config", str(tmp_path / "run.toml"), "--out", str(out)]) == 0
+    return out
+
+
+def folder_files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder.parent).as_posix(): p.read_bytes()
+            for p in folder.rglob("*") if p.is_file()}
+
+
+def same_table(app_csv: bytes, cli_csv: bytes) -> None:
+    """Every column the app writes has the same values in the CLI's table (the CLI adds the
+    measured accuracies of every candidate)."""
+    app = pd.read_csv(io.BytesIO(app_csv), keep_default_na=False)
+    cli = pd.read_csv(io.BytesIO(cli_csv), keep_default_na=False)
+    assert len(app) and set(app.columns) <= set(cli.columns), set(app.columns) - set(cli.columns)
+    pd.testing.assert_frame_equal(app, cli[list(app.columns)], check_exact=True)
+
+
+def test_correction_rejection_and_pin_rerun_to_identical_files(workspace, served, tmp_path):
+    corrected = correct_an_organisation(workspace)
+
+    swaps = page("4_swaps")
+    box = swaps.selectbox(key="swaps_release")
+    index = next(i for i, label in enumerate(box.options)  # a release of 3 or more pairs
+                 if "★" not in label and int(re.search(r" @ (\d+) ", label)[1]) >= 3)
+    box.select_index(index).run()
+    other = swaps.selectbox(key="swaps_release").value
+    swaps.button(key="swaps_use").click().run()
+    radio = next(r for r in swaps.radio if r.key and r.key.startswith("dec::"))
+    rejected_pair = radio.key.rsplit("::", 1)[1]
+    radio.set_value("reject").run()
+    check(swaps)
+    assert workspace.get_setting("chosen_release") == other
+
+    export = page("6_export")
+    assert any("1 rejected" in s.value for s in export.success)
+    run_toml = download(served, "run.toml")
+    config = RunConfig.load(_write(tmp_path / "app.toml", run_toml))
+    assert config.release == other and config.release_plan == {}
+    assert {(d["key"], d["decision"]) for d in config.decisions} == {(rejected_pair, "reject")}
+    assert {(c["action"], c["text"]) for c in config.corrections} == {("drop", corrected),
+                                                                       ("add", corrected)}
+    released = unzip(download(served, "-released.zip"))
+    key = unzip(download(served, "-key.zip"))
+
+    out = cli_release(tmp_path, run_toml)
+    cli_released = folder_files(out / "released")
+    assert sorted(released) == sorted(cli_released) and len(released) == 11
+    for name, payload in released.items():
+        assert payload == cli_released[name], name
+    cli_key = folder_files(out / "key")
+    for name in ("key/pseudonyms.csv", "key/chunks.csv", "key/pitman.csv",
+                 "key/tab_annotations.json"):
+        assert key[name] == cli_key[name], name
+    same_table(key["key/releases.csv"], cli_key["key/releases.csv"])
+    app_log = pd.read_csv(io.BytesIO(key["key/swap_log.csv"]), keep_default_na=False)
+    cli_log = pd.read_csv(io.BytesIO(cli_key["key/swap_log.csv"]), keep_default_na=False)
+    pd.testing.assert_frame_equal(app_log[list(cli_log.columns)], cli_log)
+    assert rejected_pair not in set(cli_log["chunk_a"] + "|" + cli_log["chunk_b"])
+    assert other.split(" @ ")[1] == str(len(cli_log) + 1)  # t pairs, one rejected
+    assert_readable_report(key["key/report.html"].decode(), corrected, rejected_pair)
+    assert download(served, "-report.html") == key["key/report.html"]
+
+
+#: Machine names that must not appear as a header or value label in the report.
+RAW_NAMES = ("du_sd", "dr_sd", "p_hat", "du_released", "swap_rate", "chunk_accuracy",
+             "release_id", "protected_a", "chunk_a", "trade_off_c", "n_components", "S1_hat")
+
+
+def assert_readable_report(html: str, corrected: str, rejected_pair: str) -> None:
+    """Plain labels, roles as text, corrections, decisions, examples, a layout that fits."""
+    import html as html_mod
+
+    html = re.sub(r"<script.*?</script>", "", html, flags=re.S)  # plotly.js is not the report's text
+    headers = re.findall(r"<th[^>]*>(.*?)</th>", html, flags=re.S)
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", html, flags=re.S)
+    for name in RAW_NAMES:
+        assert name not in headers and name not in cells, name
+    assert not re.search(r"\{'|\{&#x27;|': '|&#x27;: &#x27;", html), "a Python dict repr"
+    assert "Organization: swap" in html and "Event: must change (placeholder)" in html
+    assert "utility DU" in headers and "disclosure risk DR" in headers
+    assert "Entity corrections" in html and html_mod.escape(corrected) in html
+    assert "Review decisions" in html and rejected_pair.split("|")[0] in html
+    assert "Before and after" in html and html.count("class='example'") >= 2
+    assert "table-layout:fixed" in html and "overflow-wrap:anywhere" in html
+    assert "Re-identification attack" in html  # the measured protection
+
+
+def _write(path: Path, payload: bytes) -> Path:
+    path.write_bytes(payload)
+    return path
+
+
+def test_plan_release_with_a_rejected_change_reruns_to_identical_files(workspace, served, tmp_path):
+    """Issue 12: a plan release (rounds, distinctive terms), pinned and reviewed in the app,
+    exported and re-run by the CLI: same released/ files, same changes; and the CLI and the
+    app list the same candidates (paper's and plans') for the same configuration."""
+    workspace.update_settings(PLANS)
+    swaps = page("4_swaps")
+    box = swaps.selectbox(key="swaps_release")
+    index = max(i for i, label in enumerate(box.options) if label.startswith("plan "))
+    box.select_index(index).run()
+    release_id = swaps.selectbox(key="swaps_release").value
+    swaps.button(key="plan_use").click().run()
+    radio = next(r for r in swaps.radio if r.key and r.key.startswith("pdec::"))
+    change_key = radio.key.split("::", 1)[1]
+    radio.set_value("reject").run()
+    check(swaps)
+    assert not [b for b in swaps.button if b.key == "plan_use"]  # pinned now
+
+    export = page("6_export")
+    assert any("1 rejected" in s.value for s in export.success)
+    run_toml = download(served, "run.toml")
+    config = RunConfig.load(_write(tmp_path / "app.toml", run_toml))
+    assert config.release == release_id and config.release_plan["steps"]
+    assert {"key": change_key, "decision": "reject", "note": ""} in config.decisions
+    released = unzip(download(served, "-released.zip"))
+    key = unzip(download(served, "-key.zip"))
+    app_changes = pd.read_csv(io.BytesIO(key["key/changes.csv"]), keep_default_na=False)
+    assert len(app_changes) and change_key not in set(app_changes["key"])
+
+    out = cli_release(tmp_path, run_toml)
+    cli_released = folder_files(out / "released")
+    assert sorted(released) == sorted(cli_released)
+    for name, payload in released.items():
+        assert payload == cli_released[name], name
+    cli_key = folder_files(out / "key")
+    assert key["key/changes.csv"] == cli_key["key/changes.csv"]
+    assert key["key/chunks.csv"] == cli_key["key/chunks.csv"]
+    same_table(key["key/candidates.csv"], cli_key["key/candidates.csv"])
+    same_table(key["key/releases.csv"], cli_key["key/releases.csv"])
+    candidates = pd.read_csv(io.BytesIO(cli_key["key/candidates.csv"]), keep_default_na=False)
+    assert (candidates["source"] == "plan").any() and (candidates["source"] == "paper").any()
