@@ -96,10 +96,23 @@ def unzip(payload: bytes) -> dict[str, bytes]:
     return {n: archive.read(n) for n in archive.namelist()}
 
 
-def cli_release(tmp_path: Path, run_toml: bytes) -> Path:
+def accept_leaks(at: AppTest) -> AppTest:
+    """Tick every leak-scan hit on the Export page, as the analyst must before downloading."""
+    for box in [b for b in at.checkbox if b.key and b.key.startswith("leak_")]:
+        box.check()
+    at.run()
+    check(at)
+    assert not next(b for b in at.get("download_button") if b.key == "dl_released").proto.disabled
+    return at
+
+
+def cli_release(tmp_path: Path, run_toml: bytes, key: dict[str, bytes]) -> Path:
+    """The CLI on the app's run.toml, accepting the hits the analyst accepted (key/leaks.csv)."""
     (tmp_path / "run.toml").write_bytes(run_toml)
+    (tmp_path / "accepted.csv").write_bytes(key["key/leaks.csv"])
     out = tmp_path / "cli"
-    assert main(["release", "--config", str(tmp_path / "run.toml"), "--out", str(out)]) == 0
+    assert main(["release", "--config", str(tmp_path / "run.toml"), "--out", str(out),
+                 "--accept-leaks", str(tmp_path / "accepted.csv")]) == 0
     return out
 
 
@@ -133,7 +146,7 @@ def test_correction_rejection_and_pin_rerun_to_identical_files(workspace, served
     check(swaps)
     assert workspace.get_setting("chosen_release") == other
 
-    export = page("6_export")
+    export = accept_leaks(page("6_export"))
     assert any("1 rejected" in s.value for s in export.success)
     run_toml = download(served, "run.toml")
     config = RunConfig.load(_write(tmp_path / "app.toml", run_toml))
@@ -144,7 +157,7 @@ def test_correction_rejection_and_pin_rerun_to_identical_files(workspace, served
     released = unzip(download(served, "-released.zip"))
     key = unzip(download(served, "-key.zip"))
 
-    out = cli_release(tmp_path, run_toml)
+    out = cli_release(tmp_path, run_toml, key)
     cli_released = folder_files(out / "released")
     assert sorted(released) == sorted(cli_released) and len(released) == 11
     for name, payload in released.items():
@@ -209,7 +222,7 @@ def test_plan_release_with_a_rejected_change_reruns_to_identical_files(workspace
     check(swaps)
     assert not [b for b in swaps.button if b.key == "plan_use"]  # pinned now
 
-    export = page("6_export")
+    export = accept_leaks(page("6_export"))
     assert any("1 rejected" in s.value for s in export.success)
     run_toml = download(served, "run.toml")
     config = RunConfig.load(_write(tmp_path / "app.toml", run_toml))
@@ -220,7 +233,7 @@ def test_plan_release_with_a_rejected_change_reruns_to_identical_files(workspace
     app_changes = pd.read_csv(io.BytesIO(key["key/changes.csv"]), keep_default_na=False)
     assert len(app_changes) and change_key not in set(app_changes["key"])
 
-    out = cli_release(tmp_path, run_toml)
+    out = cli_release(tmp_path, run_toml, key)
     cli_released = folder_files(out / "released")
     assert sorted(released) == sorted(cli_released)
     for name, payload in released.items():
