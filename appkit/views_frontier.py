@@ -183,7 +183,8 @@ def frontier_figure(table: pd.DataFrame, chosen_id: str | None, a: float, c: flo
         fig.add_trace(go.Scatter(
             x=xs, y=ys, mode="lines", fill="tozeroy", fillcolor="rgba(89,161,79,0.10)",
             line={"color": "#c0392b", "dash": "dash", "width": 2},
-            name=f"your line DR = {c:.4g} + {a:g}·DU<br>(releases on or below it are acceptable)",
+            name=(f"your line DR = {fmt_number(c, 6)} + {fmt_number(a)}·DU<br>(releases on or "
+                  "below it are acceptable)"),
             hoverinfo="skip"))
     colors = combination_colors(table["combination"])
     for name, group in table.groupby("combination", sort=False):
@@ -279,7 +280,7 @@ def grid_verdict(summary: pd.DataFrame) -> str:
 def winner_pivot(summary: pd.DataFrame, column: str) -> pd.DataFrame:
     """Settings (family, K, ε) × N, each cell the winning combination; ⚠ marks non-converged fits."""
     s = summary.assign(cell=np.where(summary["converged"], summary[column], summary[column] + " ⚠"))
-    s["setting"] = s["family"].str.upper() + ", K = " + s["K"].astype(str) + ", ε = " + s["ε"].map("{:g}".format)
+    s["setting"] = s["family"].str.upper() + ", K = " + s["K"].astype(str) + ", ε = " + s["ε"].map(lambda e: fmt_number(e, 1))
     order = s.drop_duplicates("N").sort_values("population")["N"].tolist()
     return s.pivot(index="setting", columns="N", values="cell")[order]
 

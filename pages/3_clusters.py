@@ -16,7 +16,7 @@ from appkit.views_prep import (
     map_frame,
     typical_chunks,
 )
-from appkit.widgets import highlight, md_text, progress_display, user_errors
+from appkit.widgets import fmt_number, highlight, md_text, progress_display, user_errors
 from neswap_core.config import PAPER_MIN_WEIGHTS
 
 FAMILIES = {"pkb": "PKB (Poisson kernel-based)", "scauchy": "Spherical Cauchy"}
@@ -80,7 +80,7 @@ with st.form("fit_form"):
     eps = c3.selectbox(
         "Minimum cluster weight ε (proportion)",
         sorted({*MIN_WEIGHTS, float(s["min_weight"])}),
-        format_func=lambda v: f"{v:g}",
+        format_func=lambda v: fmt_number(v, 1),
         key="min_weight",
         help="Clusters whose share of the chunks falls below ε during fitting are dropped. The "
         "paper uses 0.001 and 1e-10.",
@@ -170,7 +170,7 @@ if not mixture.converged_:
     )
 if dropped:
     st.info(
-        f"{dropped} cluster(s) fell below the minimum weight ε = {s['min_weight']:g} and were "
+        f"{dropped} cluster(s) fell below the minimum weight ε = {fmt_number(s['min_weight'], 1)} and were "
         "dropped. Lower ε to keep small clusters, or lower K."
     )
 collapsed = int(np.sum(getattr(mixture, "collapsed_", [])))

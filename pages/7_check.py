@@ -60,12 +60,18 @@ with user_errors(stop=False):
     st.info(vc.accuracy_sentence(att, before, after))
     cols = st.columns(4)
     cols[0].metric("Passages named", vc.pct(after.chunk_top1),
-                   delta=f"{100 * (after.chunk_top1 - before.chunk_top1):+.1f} points", delta_color="inverse")
+                   delta=f"{100 * (after.chunk_top1 - before.chunk_top1):+.1f} points", delta_color="inverse",
+                   help="Share of all released passages whose company the attacker names first; "
+                   "the change is against the same attacker on the original text.")
     cols[1].metric("Changed passages named", vc.pct(after.changed_post_top1),
                    delta=(f"{100 * (after.changed_post_top1 - after.changed_pre_top1):+.1f} points"
-                          if after.n_changed else None), delta_color="inverse")
+                          if after.n_changed else None), delta_color="inverse",
+                   help="The same, only over the passages this release changed (the paper's "
+                   "Table 2): before → after the swaps.")
     cols[2].metric("Documents named", f"{after.documents_named} of {after.n_documents}",
-                   delta=f"{after.documents_named - before.documents_named:+d}", delta_color="inverse")
+                   delta=f"{after.documents_named - before.documents_named:+d}", delta_color="inverse",
+                   help="Documents whose company the attacker names when it reads all their "
+                   "released passages together, as an LLM reading a whole transcript would.")
     cols[3].metric("McNemar p", fmt_number(after.mcnemar_p),
                    help="Exact McNemar test on the changed passages: a p below 0.05 means the "
                    "release really changed what the attacker gets right.")
