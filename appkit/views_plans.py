@@ -107,7 +107,7 @@ def _emphasis(chunk: Chunk, strings: list[str]) -> list[tuple[int, int]]:
 def change_strings(change: Change, side: int, after: bool) -> list[str]:
     """The strings of ``change`` to outline in chunk ``side`` (0 = chunk, 1 = partner)."""
     if change.kind == "redact":
-        return [MASK_PLACEHOLDER] if after else [change.before]
+        return [change.after or MASK_PLACEHOLDER] if after else [change.before]
     values = [(a, b) for _, a, b in change.detail] if change.detail else [(change.before, change.after)]
     if side == 0:
         return [b for _, b in values] if after else [a for a, _ in values]
@@ -124,7 +124,7 @@ def change_title(change: Change) -> str:
     what = KIND_LABELS.get(change.kind, change.kind)
     where = f"round {change.round} · " if change.round and change.kind != "redact" else ""
     if change.kind == "redact":
-        return f"{where}{what}: “{change.before}” → {MASK_PLACEHOLDER}"
+        return f"{where}{what}: “{change.before}” → {change.after or MASK_PLACEHOLDER}"
     pairs = "; ".join(f"{a} ↔ {b}" for _, a, b in change.detail) or f"{change.before} ↔ {change.after}"
     return f"{where}{what}: {pairs}"
 

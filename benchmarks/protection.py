@@ -1,7 +1,8 @@
 """Whole-corpus protection on the dev corpus (issue 12, SPEC §10): plans vs redaction alone.
 
     OMP_NUM_THREADS=2 nice -n 5 .venv/bin/python benchmarks/protection.py [--corpus PATH]
-        [--rounds 6] [--levels 0 0.04 0.08] [--method targeted] [--adaptive] [--placeholders]
+        [--rounds 6] [--levels 0 0.04 0.08] [--method targeted] [--fill decoy] [--adaptive]
+        [--placeholders]
         [--plot docs/protection_frontier.png]
 
 Reads the dev corpus with its ``attacker/`` reading (35 calls + 112 other-quarter calls), fits
@@ -15,7 +16,8 @@ prints each figure against its target:
 * the adaptive attacker (trained on the reading after the same plan) beside the non-adaptive;
 * the whole plan sweep ≤ 5 minutes warm (second run, embedding cache warm).
 Curves at equal words changed (attack only, no embedding): smarter redaction alone (paper 001,
-K % of every chunk) and targeted redaction alone (one corpus budget, release/targeted.py).
+K % of every chunk) and targeted redaction alone (one corpus budget, release/targeted.py), with
+the placeholder and with decoy terms.
 ``--placeholders`` measures DU and mean cosine of 10 % smarter redaction with ``[MASK]`` and with
 the current placeholder. Wall time, CPU seconds (with children) and the load average are printed
 so figures taken on a shared machine can be read honestly. Writes the frontier plot (Agg).
@@ -66,7 +68,7 @@ def load(args):
 
     cfg = RunConfig(corpus=args.corpus, cache_dir=args.cache_dir, plan_rounds=args.rounds,
                     plan_terms=[False, True], plan_redaction_levels=list(args.levels),
-                    plan_redaction_method=args.method)  # fmt: skip
+                    plan_redaction_method=args.method, plan_redaction_fill=args.fill)  # fmt: skip
     embedder = Embedder(cfg.embedding_model, cfg.cache_dir)
     t0 = time.perf_counter()
     prepared = prepare_path(args.corpus, cfg, embedder=embedder)
@@ -188,7 +190,7 @@ def adaptive_accuracy(ctx, plans, release_id, read_ctx):
     return adaptive.score({p: c.text for p, c in stage.changed.items()})
 
 
-def redaction_curve(ctx, scorer, resources, method: str):
+def redaction_curve(ctx, scorer, resources, method: str, fill: str = "mask"):
     """Redaction alone (``method``) at each level: (level, words unchanged, chunk accuracy,
     document accuracy). Attack and word counts only: nothing is embedded."""
     import numpy as np
@@ -199,7 +201,7 @@ def redaction_curve(ctx, scorer, resources, method: str):
     total = sum(word_counts(c.text, c.text)[1] for c in ctx.chunks)
     rows = []
     for level in REDACTION_CURVE:
-        result = apply_plan(ctx, Plan((Redact(level, method),)), np.random.default_rng(0),
+        result = apply_plan(ctx, Plan((Redact(level, method, fill=fill),)), np.random.default_rng(0),
                             resources=resources)  # fmt: skip
         changed = {p: c.text for p, c in result.stages[-1].changed.items()}
         lost = sum(n - kept for kept, n in (word_counts(ctx.chunks[p].text, t) for p, t in changed.items()))
@@ -246,7 +248,7 @@ def plot(table, curves, path: Path, chosen, label: str) -> None:
         part = table[table["source"] == source]
         ax.scatter(part["words_unchanged"], part["chunk_accuracy"], s=18, marker=marker,
                    color=colour, alpha=0.7, label=f"{source} candidates ({len(part)})")  # fmt: skip
-    for (name, curve), colour in zip(curves.items(), ("#d62728", "#ff7f0e"), strict=False):
+    for (name, curve), colour in zip(curves.items(), ("#d62728", "#ff7f0e", "#9467bd"), strict=False):
         ax.plot([w for _, w, _, _ in curve], [a for _, _, a, _ in curve], "-^", color=colour,
                 label=f"{name} redaction alone")  # fmt: skip
     if chosen is not None:
@@ -294,6 +296,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--levels", type=float, nargs="+", default=[0.0, 0.04, 0.08])
     ap.add_argument("--method", default="targeted", choices=("targeted", "smarter", "ranker"))
+    ap.add_argument("--fill", default="decoy", choices=("mask", "decoy"),
+                    help="what replaces a word targeted redaction removes (decoy: another company's term)")
     ap.add_argument("--adaptive", action="store_true",
                     help="also train the adaptive attacker (prepares and protects the 112-call reading)")
     ap.add_argument("--placeholders", action="store_true",
@@ -323,7 +327,9 @@ def main() -> int:
         print(f"{run} sweep: {len(table)} candidates ({(table['source'] == 'plan').sum()} from "
               f"plans) in {timings[-1]:.1f} s ({cpu_seconds() - cpu:.0f} CPU-s, load "
               f"{os.getloadavg()[0]:.2f})")  # fmt: skip
-    curves = {m: redaction_curve(ctx, scorer, plans.resources, m) for m in ("smarter", "targeted")}
+    curves = {"smarter": redaction_curve(ctx, scorer, plans.resources, "smarter"),
+              "targeted": redaction_curve(ctx, scorer, plans.resources, "targeted"),
+              "targeted + decoy": redaction_curve(ctx, scorer, plans.resources, "targeted", "decoy")}  # fmt: skip
     print("\ncandidates on the frontier (chunk accuracy vs words unchanged):")
     front = table[frontier_mask(table["words_unchanged"].to_numpy(), table["chunk_accuracy"].to_numpy())]
     cols = ["source", "rounds", "swaps", "chunks_changed", "words_unchanged", "mean_cosine",

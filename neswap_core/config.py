@@ -218,6 +218,7 @@ class RunConfig:
     plan_terms: list[bool] = field(default_factory=lambda: [False, True])
     plan_redaction_levels: list[float] = field(default_factory=lambda: [0.0])
     plan_redaction_method: str = "targeted"  # "targeted" (corpus budget), "smarter", "ranker"
+    plan_redaction_fill: str = "mask"  # "mask" ([…]) or "decoy" (targeted: another company's terms)
     plan_require: str = "any"
     plan_coverage: float = DEFAULT_PLAN_COVERAGE
     plan_similarity_floor: float = DEFAULT_SIMILARITY_FLOOR
@@ -301,6 +302,10 @@ class RunConfig:
                 "plan_redaction_method must be 'targeted', 'smarter' or 'ranker', "
                 f"got {self.plan_redaction_method!r}."
             )
+        if self.plan_redaction_fill not in ("mask", "decoy") or (
+            self.plan_redaction_fill == "decoy" and self.plan_redaction_method != "targeted"
+        ):
+            raise ConfigError("plan_redaction_fill is 'mask', or 'decoy' with plan_redaction_method 'targeted'.")
         if self.plan_require not in ("all", "any"):
             raise ConfigError(f"plan_require must be 'all' or 'any', got {self.plan_require!r}.")
         if not 0 < self.plan_coverage <= 1:

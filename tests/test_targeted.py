@@ -97,8 +97,8 @@ def _corpus(n_per: int = 6, seed: int = 0) -> list[Chunk]:
     """Three companies; each chunk mixes shared words with a varying number of its company's
     words, so some chunks are cheap to flip and others dear."""
     rng = np.random.default_rng(seed)
-    shared = [f"s{i}" for i in range(25)]
-    own = {c: [f"{c.lower()}{i}" for i in range(6)] for c in "ABC"}
+    shared = [f"shared{chr(97 + i)}" for i in range(25)]
+    own = {c: [f"{c.lower()}own{chr(97 + i)}" for i in range(6)] for c in "ABC"}
     chunks = []
     for c in "ABC":
         for k in range(n_per):
@@ -203,3 +203,45 @@ def test_targeted_plan_step_masks_the_corpus_budget_and_a_rejected_word_stays() 
     again = apply_plan(ctx, plan, np.random.default_rng(0), frozenset({rejected.key}))
     assert rejected.key not in {c.key for c in again.changes}
     assert len(again.changes) == len(result.changes) - 1
+
+
+def test_decoys_fill_masked_words_with_terms_of_the_company_the_defender_names_instead() -> None:
+    from neswap_core.release.targeted import with_decoys
+
+    chunks = _corpus()
+    texts, labels = [c.text for c in chunks], [c.protected for c in chunks]
+    defender = TargetedRedactor(n_folds=1, margin=0.0).fit(texts, labels)
+    records = defender.select(chunks, 0.1)
+    terms = {"A": ("a0", "a1 a2"), "B": ("b0", "b1"), "C": ("c0",)}  # phrases are never decoys
+    decoyed = with_decoys(chunks, records, defender, terms, np.random.default_rng(0))
+    assert [(r.chunk_id, r.start, r.word) for r in decoyed] == [(r.chunk_id, r.start, r.word) for r in records]
+    for chunk in chunks:
+        own = [r for r in decoyed if r.chunk_id == chunk.chunk_id]
+        if not own:
+            continue
+        masked = apply_redactions(chunk, [r for r in records if r.chunk_id == chunk.chunk_id]).text
+        other = defender.best_other(masked, chunk.protected)
+        assert other != chunk.protected
+        assert {r.replacement for r in own} <= {t for t in terms[other] if " " not in t}
+        after = apply_redactions(chunk, own)
+        assert MASK_PLACEHOLDER not in after.text
+        assert len(word_spans(after.text)) == len(word_spans(chunk.text))  # one word for one word
+
+
+def test_decoy_plan_step_records_the_decoy_and_needs_targeted_redaction() -> None:
+    from types import SimpleNamespace
+
+    from neswap_core.release.plans import apply_plan
+
+    chunks = _corpus()
+    ctx = SimpleNamespace(chunks=chunks, labels=np.zeros(len(chunks), dtype=int),
+                          embeddings=np.ones((len(chunks), 2)) / np.sqrt(2),
+                          mixture=SimpleNamespace(concentrations_=np.array([0.9])))  # fmt: skip
+    result = apply_plan(ctx, Plan((Redact(0.1, "targeted", 0.0, fill="decoy"),)), np.random.default_rng(0))
+    assert result.changes and all(c.after != MASK_PLACEHOLDER for c in result.changes)
+    for change in result.changes:
+        chunk = next(c for c in result.chunks if c.chunk_id == change.chunk_id)
+        assert change.after in chunk.text
+    assert "decoy" in Plan((Redact(0.1, "targeted", fill="decoy"),)).describe()
+    with pytest.raises(ConfigError, match="decoy"):
+        Redact(0.1, "smarter", fill="decoy")

@@ -49,6 +49,7 @@ class PlanGrid:
     terms: tuple[bool, ...] = (False, True)
     redaction_levels: tuple[float, ...] = (0.0,)
     redaction_method: str = "targeted"
+    redaction_fill: str = "mask"
     require: str = "any"
     coverage: float = 0.9
     similarity_floor: float = 0.3
@@ -61,7 +62,8 @@ class PlanGrid:
             raise ConfigError(f"plan_rounds must be >= 1 to build plans, got {self.rounds}.")
         return [
             default_plan(cats, rounds=self.rounds, terms=t, redaction=level,
-                         redaction_method=self.redaction_method, require=self.require,
+                         redaction_method=self.redaction_method, fill=self.redaction_fill,
+                         require=self.require,
                          coverage=self.coverage, similarity_floor=self.similarity_floor,
                          concentration_floor=self.concentration_floor,
                          one_vs_many=self.one_vs_many)  # fmt: skip
@@ -80,6 +82,7 @@ class PlanGrid:
             terms=tuple(bool(t) for t in config.plan_terms),
             redaction_levels=tuple(float(v) for v in config.plan_redaction_levels),
             redaction_method=config.plan_redaction_method,
+            redaction_fill=config.plan_redaction_fill,
             require=config.plan_require,
             coverage=config.plan_coverage,
             similarity_floor=config.plan_similarity_floor,

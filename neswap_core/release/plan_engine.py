@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..config import DEFAULT_TARGETED_FOLDS, MASK_PLACEHOLDER, TERM_CATEGORY
+from ..config import DEFAULT_TARGETED_FOLDS, TERM_CATEGORY
 from ..corpus import Chunk
 from .plans import Change, OneVsMany, Plan, Redact, SwapRound, TermSwap, swap_change
 from .rewrite import swap_pair
@@ -247,7 +247,7 @@ def _one_vs_many(ctx, state: _State, step_no: int, s: OneVsMany, rng, rejected) 
     return moved
 
 
-def _redact(state: _State, step_no: int, s: Redact, resources: PlanResources, rejected) -> int:
+def _redact(state: _State, step_no: int, s: Redact, resources: PlanResources, rejected, rng) -> int:
     """Mask the top ``s.level`` of each chunk's words; one ``Change`` per masked word.
 
     A redaction's key is (chunk, word, which occurrence of the word in the chunk's current
@@ -258,6 +258,11 @@ def _redact(state: _State, step_no: int, s: Redact, resources: PlanResources, re
     redactor = resources.redactor(s.method, s.level)
     if s.method == "targeted":
         records = redactor.select(state.chunks, s.level, margin=s.margin)
+        if s.fill == "decoy":
+            from .targeted import with_decoys
+
+            terms = resources.term_model(TermSwap()).terms_
+            records = with_decoys(state.chunks, records, redactor, terms, rng)
     else:
         _, records = redact_chunks(state.chunks, redactor, s.level)
     by_chunk: dict[str, list] = {}
@@ -268,7 +273,7 @@ def _redact(state: _State, step_no: int, s: Redact, resources: PlanResources, re
         kept = []
         for r in by_chunk.get(chunk.chunk_id, ()):
             occurrence = chunk.text[: r.start].count(r.word)
-            change = Change(step_no, "redact", chunk.chunk_id, r.word, MASK_PLACEHOLDER, None,
+            change = Change(step_no, "redact", chunk.chunk_id, r.word, r.replacement, None,
                             (("occurrence", occurrence),), state.rounds)  # fmt: skip
             if change.key in rejected:
                 continue
@@ -301,7 +306,7 @@ def run_plan(ctx, plan: Plan, rng: np.random.Generator, rejected: frozenset[str]
                 prev = stages[-1].coverage if stages else 0.0
                 stages.append(_stage(state, "one-vs-many", n, prev, f"{moved} leftover values moved"))
         elif isinstance(step, Redact):
-            masked = _redact(state, n, step, resources, rejected)
+            masked = _redact(state, n, step, resources, rejected, rng)
             prev = stages[-1].coverage if stages else 0.0
             stages.append(_stage(state, f"{100 * step.level:g} % masked", n, prev,
                                  f"{masked} words masked"))  # fmt: skip

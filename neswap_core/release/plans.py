@@ -158,8 +158,11 @@ class Redact:
     level: float = 0.1
     method: str = "smarter"
     margin: float = DEFAULT_TARGETED_MARGIN
+    fill: str = "mask"  # "mask" (placeholder) or "decoy" (targeted only: targeted.with_decoys)
 
     def __post_init__(self) -> None:
+        if self.fill not in ("mask", "decoy") or (self.fill == "decoy" and self.method != "targeted"):
+            raise ConfigError(f"fill must be 'mask', or 'decoy' with method 'targeted'; got {self.fill!r}.")
         if not 0.0 <= self.level <= 1.0:
             raise ConfigError(f"redaction level is a proportion in [0, 1], got {self.level}.")
         if self.method not in REDACT_METHODS:
@@ -253,12 +256,14 @@ class Plan:
             elif isinstance(s, Redact):
                 how = ("targeted: where they flip a company model's guess" if s.method == "targeted"
                        else s.method)  # fmt: skip
-                parts.append(f"{100 * s.level:g} % of words masked ({how})")
+                filled = ", filled with decoy terms" if s.fill == "decoy" else ""
+                parts.append(f"{100 * s.level:g} % of words masked ({how}{filled})")
         return ", ".join(parts) or "no change"
 
 
 def default_plan(categories: Sequence[str], *, rounds: int = 3, terms: bool = True,
-                 redaction: float = 0.0, redaction_method: str = "targeted", require: str = "any",
+                 redaction: float = 0.0, redaction_method: str = "targeted", fill: str = "mask",
+                 require: str = "any",
                  coverage: float = DEFAULT_PLAN_COVERAGE,
                  similarity_floor: float = DEFAULT_SIMILARITY_FLOOR,
                  concentration_floor: float = DEFAULT_CONCENTRATION_FLOOR,
@@ -273,7 +278,7 @@ def default_plan(categories: Sequence[str], *, rounds: int = 3, terms: bool = Tr
     if one_vs_many:
         steps.append(OneVsMany(similarity_floor=similarity_floor))
     if redaction > 0:
-        steps.append(Redact(redaction, redaction_method))
+        steps.append(Redact(redaction, redaction_method, fill=fill))
     return Plan(tuple(steps))
 
 

@@ -52,13 +52,15 @@ class WordScore(NamedTuple):
 
 @dataclass(frozen=True)
 class RedactionRecord:
-    """One masked word: ``chunk.text[start:end] == word`` in the chunk *before* redaction."""
+    """One masked word: ``chunk.text[start:end] == word`` in the chunk *before* redaction;
+    ``replacement`` is what takes its place (the mask placeholder, or a decoy word)."""
 
     chunk_id: str
     start: int
     end: int
     word: str
     score: float
+    replacement: str = MASK_PLACEHOLDER
 
 
 class WordScorer(Protocol):
@@ -105,16 +107,16 @@ def select_words(scores: Sequence[WordScore], level: float) -> list[WordScore]:
 
 # --- applying masks -----------------------------------------------------------------------------
 def apply_redactions(chunk: Chunk, records: Sequence[RedactionRecord]) -> Chunk:
-    """Replace each recorded word by ``[MASK]``; drop overlapping spans, shift the others.
+    """Replace each recorded word by its replacement; drop overlapping spans, shift the others.
 
     Pure: returns a new chunk (or ``chunk`` itself when ``records`` is empty). The records of a
     review may be any subset of those ``redact_chunks`` returned (rejected ones left out).
     """
-    edits = sorted({(r.start, r.end, r.word) for r in records if r.chunk_id == chunk.chunk_id})
+    edits = sorted({(r.start, r.end, r.word, r.replacement) for r in records if r.chunk_id == chunk.chunk_id})
     if not edits:
         return chunk
     previous_end = 0
-    for start, end, word in edits:
+    for start, end, word, _ in edits:
         if start < previous_end or chunk.text[start:end] != word:
             raise CorpusError(
                 f"Chunk {chunk.chunk_id}: the redaction of {word!r} at {start}:{end} does not "
@@ -124,19 +126,18 @@ def apply_redactions(chunk: Chunk, records: Sequence[RedactionRecord]) -> Chunk:
         previous_end = end
     pieces: list[str] = []
     pos = 0
-    for start, end, _ in edits:
-        pieces += [chunk.text[pos:start], MASK_PLACEHOLDER]
+    for start, end, _, replacement in edits:
+        pieces += [chunk.text[pos:start], replacement]
         pos = end
     pieces.append(chunk.text[pos:])
     return replace(chunk, text="".join(pieces), entities=_shifted_spans(chunk.entities, edits))
 
 
 def _shifted_spans(
-    spans: Sequence[EntitySpan], edits: list[tuple[int, int, str]]
+    spans: Sequence[EntitySpan], edits: list[tuple[int, int, str, str]]
 ) -> tuple[EntitySpan, ...]:
-    ends = [end for _, end, _ in edits]
-    growth = len(MASK_PLACEHOLDER)
-    deltas = np.cumsum([growth - (end - start) for start, end, _ in edits]).tolist()
+    ends = [end for _, end, _, _ in edits]
+    deltas = np.cumsum([len(new) - (end - start) for start, end, _, new in edits]).tolist()
     kept: list[EntitySpan] = []
     for span in spans:
         k = bisect_right(ends, span.start)  # edits wholly before the span
