@@ -1,0 +1,61 @@
+"""End-to-end: the first load of a fresh server in headless Chromium shows one progress bar with
+the step, percent and time left, while the corpus choice is already on the page (issue 13: "the
+first page load took 78 s behind two near-identical spinners").
+
+Same server and browser set-up as tests/test_e2e_browser.py. The server process is new, so its
+models and Streamlit caches are cold (the disk caches of embeddings and entities may be warm:
+loading the two models alone takes several seconds).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from tests.test_e2e_browser import (  # noqa: F401  (server is a fixture)
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    PAGE_TIMEOUT_MS,
+    _wait_until_idle,
+    server,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+BAR = re.compile(r"Preparing the corpus: step (\d) of (\d), .+ — (\d+) %")
+
+
+def test_first_load_shows_step_percent_and_time_left_with_the_page_usable(server):  # noqa: F811
+    from playwright.sync_api import sync_playwright
+
+    url, log, _ = server
+    seen: list[tuple[str, bool]] = []  # (bar text, corpus choice visible at that moment)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 1000})
+            page.goto(url, timeout=PAGE_TIMEOUT_MS)
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline:
+                bars = page.locator("[data-testid='stProgress']")
+                if bars.count():
+                    text = bars.first.inner_text()
+                    usable = page.get_by_text("Use your own transcripts").count() > 0
+                    if text and (not seen or seen[-1][0] != text):
+                        seen.append((text, usable))
+                elif seen and page.locator(
+                        "[data-testid='stApp'][data-test-script-state='notRunning']").count():
+                    break
+                page.wait_for_timeout(100)
+            _wait_until_idle(page)
+            assert page.get_by_role("heading", name="Documents and chunks").count() == 1
+        finally:
+            browser.close()
+    matches = [BAR.search(t) for t, _ in seen]
+    assert any(matches), seen
+    assert all(usable for _, usable in seen), "the corpus choice was not on the page during the load"
+    percents = [int(m.group(3)) for m in matches if m]
+    assert percents == sorted(percents), seen
+    assert any(" s left" in t or " min left" in t for t, _ in seen), seen  # time left
+    assert "Traceback" not in log.read_text()
