@@ -89,9 +89,13 @@ class Export:
         return self.chosen.rejected
 
     def review_sentence(self) -> str:
-        what = "pairs" if self.source == "paper" else "changes"
-        kept = self.chosen.generated - self.chosen.rejected
-        return f"{kept} of {self.chosen.generated} {what} kept ({self.chosen.rejected} rejected)"
+        c = self.chosen
+        if self.source == "paper":
+            return f"{c.generated - c.rejected} of {c.generated} pairs kept ({c.rejected} rejected)"
+        text = f"{c.generated} changes as generated ({c.rejected} rejected)"
+        if c.rejected:  # the plan is replayed without them: later draws can differ
+            text += f"; replayed without them, the plan makes {len(c.changes)} changes"
+        return text
 
     def run_config(self, settings: dict, corpus: str, corrections: list) -> RunConfig:
         """run.toml: the settings, corrections, decisions and this release's identity."""
@@ -212,6 +216,8 @@ REPORT_COLUMNS: dict[str, tuple[str, ...]] = {
                      "exchanged", "review", "note"),
     "changes.csv": ("kind", "round", "chunk_id", "partner_chunk_id", "before", "after"),
 }
+#: Rows of a change log shown in the report (the CSV in key/ has every row).
+REPORT_ROWS = 50
 LOG_TITLES = {"swap_log.csv": "Swap log (pairs in the release)",
               "changes.csv": "Changes in the release (plan)"}
 
@@ -235,8 +241,11 @@ def report_html(export: Export, config: RunConfig, table: pd.DataFrame, pitman: 
     if protection is not None:
         facts.update(protection[0])
     front = table[frontier_mask(table["du"].to_numpy(float), table["dr"].to_numpy(float))]
-    tables = {**(protection[1] if protection is not None else {}),
-              LOG_TITLES[export.log_name]: _columns(export.log, export.log_name),
+    log = _columns(export.log, export.log_name)
+    title = LOG_TITLES[export.log_name]
+    if len(log) > REPORT_ROWS:
+        title += f" — the first {REPORT_ROWS} of {len(log)}; all in key/{export.log_name}"
+    tables = {**(protection[1] if protection is not None else {}), title: log.head(REPORT_ROWS),
               "Frontier releases": _columns(front, "releases"),
               "Pitman estimates per combination (the paper's Table 1)": pitman}
     if candidates is not None and len(candidates):
@@ -247,6 +256,10 @@ def report_html(export: Export, config: RunConfig, table: pd.DataFrame, pitman: 
         div_id="neswap-frontier")  # a fixed id: the same release gives the same report
     chosen = f"{export.sentence}; after your review {export.review_sentence()}"
     base = export.sweep.ctx.chunks
+    review = export.review
+    decided = review[~review["decision"].astype(str).str.startswith("not reviewed")] if len(review) else review
+    facts["changes you did not review"] = (f"{len(review) - len(decided)}: kept in the release "
+                                           "(every change is listed in key/decisions.csv)")
     return html_report("neswap release report", chosen, facts, tables, [chart],
                        settings=config.to_dict(), corrections=config.corrections,
-                       decisions=export.review, examples=before_after_examples(base, export.chosen.chunks))
+                       decisions=decided, examples=before_after_examples(base, export.chosen.chunks))

@@ -160,7 +160,10 @@ with right:
 
 # --- reproducing with the CLI ----------------------------------------------------------------------
 st.subheader("Reproduce with the command line")
-st.code("python -m neswap_core release --config run.toml --out neswap-out", language="bash")
+command = "python -m neswap_core release --config run.toml --out neswap-out"
+if bundle.hits:  # the accepted hits travel as a file, as on the command line
+    command += " \\\n    --accept-leaks key/leaks.csv   # key/leaks.csv from the key/ download"
+st.code(command, language="bash")
 notes = [f"run.toml pins this release ({md_text(export.release_id)}"
          + (", found by its plan and stage" if export.source == "plan" else "")
          + f") and holds your {len(stage.corrections())} entity correction(s) and "

@@ -98,10 +98,13 @@ def unzip(payload: bytes) -> dict[str, bytes]:
 
 def accept_leaks(at: AppTest) -> AppTest:
     """Tick every leak-scan hit on the Export page, as the analyst must before downloading."""
-    for box in [b for b in at.checkbox if b.key and b.key.startswith("leak_")]:
+    boxes = [b for b in at.checkbox if b.key and b.key.startswith("leak_")]
+    for box in boxes:
         box.check()
     at.run()
     check(at)
+    if boxes:  # the page tells how the command line accepts them
+        assert any("--accept-leaks key/leaks.csv" in c.value for c in at.code)
     assert not next(b for b in at.get("download_button") if b.key == "dl_released").proto.disabled
     return at
 

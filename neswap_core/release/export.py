@@ -219,7 +219,7 @@ def html_report(
         f"<p><b>Chosen release:</b> {esc(chosen)}</p>",
         "<h2>The release</h2>",
         pd.DataFrame([(str(k), readable_value(str(k), v)) for k, v in facts.items()],
-                     columns=["", "value"]).to_html(index=False, escape=True),
+                     columns=["about the release", "value"]).to_html(index=False, escape=True),
     ]
     if examples:
         parts.append("<h2>Before and after: examples from the release</h2>")
