@@ -311,6 +311,7 @@ def test_export_files_apply_the_review(workspace):
 # --- hyperparameter grid -----------------------------------------------------------------------------
 def test_grid_runs_once_then_follows_the_line_without_refitting(workspace, monkeypatch):
     from appkit import views_frontier as vf
+    from appkit.widgets import fmt_number
 
     at = run_page("5_frontier")
     at.button(key="grid_run").click().run()
@@ -331,7 +332,7 @@ def test_grid_runs_once_then_follows_the_line_without_refitting(workspace, monke
     picks = pivots[1]
     for (family, k, eps, n), table in grid["tables"].items():
         best = table.loc[table["du"].idxmax(), "combination"]
-        cell = picks.loc[f"{family.upper()}, K = {k}, ε = {eps:g}", vf.population_label(n)]
+        cell = picks.loc[f"{family.upper()}, K = {k}, ε = {fmt_number(eps, 1)}", vf.population_label(n)]
         assert cell.replace(" ⚠", "") == best
 
 
