@@ -33,8 +33,12 @@ from .widgets import highlight
 
 # --- keys -----------------------------------------------------------------------------------------
 def release_key(sweep_key: str, release_id: str) -> str:
-    """Workspace key of a release's review decisions: the sweep's settings plus the release id."""
-    return f"{sweep_key}/{release_id}"
+    """Workspace namespace of a paper release's review decisions: the sweep's settings plus the
+    release's category combination, not its number of swaps ("Organization + Location @ 7" and
+    "@ 6" share it). Release t of a combination is the first t pairs of the same draw, so a pair
+    and the entities it exchanges are the same in every t: a decision belongs to the pair
+    (issue 13), and choosing another t on the line keeps it."""
+    return f"{sweep_key}/{release_id.rsplit(' @ ', 1)[0]}"
 
 
 def pair_key(record: SwapRecord) -> str:
@@ -69,6 +73,15 @@ class ReviewedRelease:
     key: str
     decisions: dict[str, tuple[str, str]]
     population: float
+
+    def __post_init__(self) -> None:
+        # The namespace holds the decisions of every t of the combination: keep this release's.
+        mine = {pair_key(r) for r in self.records}
+        self.decisions = {k: v for k, v in self.decisions.items() if k in mine}
+
+    @property
+    def pair_keys(self) -> list[str]:
+        return [pair_key(r) for r in self.records]
 
     @property
     def draw(self) -> DrawResult:

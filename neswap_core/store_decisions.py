@@ -10,7 +10,7 @@ plan change's content key), with an optional note. ``ReviewDecisions`` adds the 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from . import store_history as history
@@ -101,9 +101,16 @@ class ReviewDecisions:
             ).fetchall()
         return {pair: (decision, note) for pair, decision, note in rows}
 
-    def clear_decisions(self, release_key: str) -> int:
-        """Drop every decision of one release; returns how many there were."""
+    def clear_decisions(self, release_key: str, pair_keys: Iterable[str] | None = None) -> int:
+        """Drop the decisions of one namespace (only those of ``pair_keys`` when given, e.g. the
+        pairs of one release of a combination); returns how many there were. One undo step."""
         with self._transaction() as conn:
             history.record(conn, "clear all review decisions")
-            cursor = conn.execute("DELETE FROM decisions WHERE release_key = ?", (release_key,))
-            return cursor.rowcount
+            if pair_keys is None:
+                cursor = conn.execute("DELETE FROM decisions WHERE release_key = ?", (release_key,))
+                return cursor.rowcount
+            return sum(
+                conn.execute("DELETE FROM decisions WHERE release_key = ? AND pair_key = ?",
+                             (release_key, key)).rowcount
+                for key in dict.fromkeys(pair_keys)
+            )

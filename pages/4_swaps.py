@@ -106,7 +106,7 @@ def accept_rest() -> None:
 
 
 def clear_all() -> None:
-    cleared = ws.clear_decisions(release.key)
+    cleared = ws.clear_decisions(release.key, release.pair_keys)
     st.toast(f"Cleared {cleared} decision(s). Undo brings them back.")
 
 

@@ -45,7 +45,9 @@ def test_clear_all_decisions_asks_first_and_can_be_undone(workspace):
     at = run_page("4_swaps")
     first = decision_keys(at)[0]
     at.radio(key=first).set_value("reject").run()
-    key = f"{stage_for(workspace).sweep_key}/{at.selectbox(key='swaps_release').value}"
+    from appkit.views_release import release_key
+
+    key = release_key(stage_for(workspace).sweep_key, at.selectbox(key="swaps_release").value)
     assert len(workspace.decisions(key)) == 1
 
     # The page's own "Clear all decisions" control is a question, not the action.

@@ -215,8 +215,37 @@ def test_reject_persists_and_updates_risk_and_utility(workspace):
     assert metric(again, "DR after your review") == pytest.approx(dr_after, abs=6e-5)
     assert metric(again, "DU as generated") == pytest.approx(1 + draw.deltas[:t].sum() / l0, abs=6e-6)
     assert next(m.value for m in again.metric if m.label == "Pairs kept") == f"{t - 1} of {t}"
-    assert workspace.decisions(f"{stage_for(workspace).sweep_key}/{release_id}")[
+    from appkit.views_release import release_key
+
+    assert workspace.decisions(release_key(stage_for(workspace).sweep_key, release_id))[
         first.rsplit("::", 1)[1]] == ("reject", "wrong entity")
+
+
+def test_a_decision_follows_its_pair_to_every_release_of_the_combination(workspace):
+    """Issue 13: a pair rejected at "@ t" showed "not reviewed" once the line picked "@ t-1"."""
+    at = run_page("4_swaps")
+    table = cached_sweep(workspace).table(1e20)
+    big = table[table["swaps"] >= 2].sort_values("swaps").index[-1]
+    combo, t = big.rsplit(" @ ", 1)
+    smaller = f"{combo} @ {int(t) - 1}"
+    assert smaller in table.index
+    at.selectbox(key="swaps_release").set_value(big).run()
+    first = next(k for k in decision_keys(at) if k.endswith(_first_pair(workspace, big)))
+    last = decision_keys(at)[-1]  # the pair release t adds: not part of release t - 1
+    at.radio(key=first).set_value("reject").run()
+    at.radio(key=last).set_value("accept").run()
+
+    at.selectbox(key="swaps_release").set_value(smaller).run()
+    assert not at.exception
+    first_here = next(k for k in decision_keys(at) if k.endswith(_first_pair(workspace, big)))
+    assert at.radio(key=first_here).value == "reject"
+    assert len(decision_keys(at)) == int(t) - 1
+
+    # Clearing release t - 1's decisions leaves the pair only release t holds.
+    at.button(key="swaps_clear").click().run()
+    at.selectbox(key="swaps_release").set_value(big).run()
+    assert at.radio(key=last).value == "accept"
+    assert at.radio(key=first).value == ""
 
 
 def _first_pair(ws: Workspace, release_id: str) -> str:

@@ -149,6 +149,14 @@ def test_decisions_round_trip(ws: Workspace) -> None:
     assert ws.decisions("rel-1") == {} and ws.decisions("rel-2") == {"a|b": ("reject", "")}
 
 
+def test_clearing_some_pairs_keeps_the_others_and_is_one_undo(ws: Workspace) -> None:
+    ws.set_decisions("combo", {"a|b": ("reject", ""), "c|d": ("accept", ""), "e|f": ("reject", "x")})
+    assert ws.clear_decisions("combo", ["a|b", "c|d", "a|b", "never|seen"]) == 2
+    assert ws.decisions("combo") == {"e|f": ("reject", "x")}
+    ws.undo()
+    assert set(ws.decisions("combo")) == {"a|b", "c|d", "e|f"}
+
+
 @pytest.mark.parametrize(
     ("release", "pair", "decision", "note", "message"),
     [
