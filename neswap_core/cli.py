@@ -581,3 +581,7 @@ def main(argv: list[str] | None = None) -> int:
     except NeswapError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+
+
+if __name__ == "__main__":  # ``python -m neswap_core.cli`` ran nothing and exited 0
+    sys.exit(main())

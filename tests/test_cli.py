@@ -201,3 +201,14 @@ def test_run_toml_carries_entity_corrections_to_the_release(tmp_path):
     assert not after["Organization"].str.split(" & ").explode().eq(dropped).any()
     assert before["Organization"].str.split(" & ").explode().eq(dropped).any()
     assert RunConfig.load(out / "key" / "config.toml").corrections == loaded.corrections
+
+
+@pytest.mark.parametrize("module", ["neswap_core", "neswap_core.cli"])
+def test_both_module_entry_points_run_the_cli(module):
+    """``python -m neswap_core.cli`` used to import the module and exit 0 without doing anything."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", module, "release", "--help"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "--accept-leaks" in done.stdout
