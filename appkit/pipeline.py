@@ -1,7 +1,7 @@
 """Cached calls into neswap_core for the pages, each keyed by exactly the inputs it depends on.
 
-Models: ``st.cache_resource``. Data (corpus, chunks, z, embeddings, tables): ``st.cache_data``
-with string/tuple keys; large objects are passed as ``_underscored`` arguments so that
+Models: ``st.cache_resource``. Data (corpus, chunks, z, tables): ``st.cache_data``
+with string/tuple keys; embeddings in process memos (``_Memo``, one read-only array each); large objects are passed as ``_underscored`` arguments so that
 Streamlit does not hash them. Fitted mixtures and sweeps hold numpy state plus an embedding
 function, so they are kept with ``st.cache_resource`` (keyed by their settings) and the
 mixture is also saved in the workspace, so a restart does not refit.
@@ -140,16 +140,33 @@ def corrected_chunks(chunks_key: str, corrections_key: str, _chunks: list[Chunk]
     return apply_corrections(_chunks, _corrections) if _corrections else list(_chunks)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+def _read_only(x: np.ndarray) -> np.ndarray:
+    x.setflags(write=False)  # shared by every session: nobody may change it in place
+    return x
+
+
 def chunk_embeddings(chunks_key: str, _chunks: list[Chunk], _progress: Callable | None = None) -> np.ndarray:
-    return embed_chunks(_chunks, _Reporting(embedder(), _progress, "passages embedded"))
+    """The chunks' vectors: one read-only array per process (issue 14: one copy of the embeddings).
+
+    Not ``st.cache_data``: it pickles the array and hands every call a fresh copy (at 100k chunks
+    150 MB each, plus the pickled bytes, up to ``max_entries`` times); a process memo returns the
+    same object to every page and session.
+    """
+    return _EMBEDDINGS.get(chunks_key, lambda: _read_only(
+        embed_chunks(_chunks, _Reporting(embedder(), _progress, "passages embedded"))))
 
 
-@st.cache_data(show_spinner=False, max_entries=16)  # announced by Stage.load
 def role_inputs(key: str, _chunks: list[Chunk], _x: np.ndarray, _roles: dict,
                 _progress: Callable | None = None) -> tuple[list[Chunk], np.ndarray]:
-    model = _Reporting(embedder(), _progress, "passages re-embedded with placeholders")
-    return release_inputs(_chunks, _x, _roles, model.encode)
+    """Pre-swap chunks and vectors (C/U operators applied); the vectors are ``_x`` itself when the
+    roles change no text, else one read-only array with the changed rows re-embedded (progress
+    announced by Stage.load)."""
+    def make():
+        model = _Reporting(embedder(), _progress, "passages re-embedded with placeholders")
+        chunks, x = release_inputs(_chunks, _x, _roles, model.encode)
+        return chunks, (x if x is _x else _read_only(x))
+
+    return _PRE_SWAP.get(key, make)
 
 
 def mixture(key: str, _x: np.ndarray, _config: RunConfig, _progress: Callable | None = None):
@@ -202,6 +219,8 @@ class _Memo:
 
 _SWEEPS = _Memo(16)
 _CANDIDATES = _Memo(8)
+_EMBEDDINGS = _Memo(2)  # chunk vectors, by chunks key (two thresholds at most)
+_PRE_SWAP = _Memo(4)  # pre-swap chunks and vectors, by roles key
 
 
 def sweep(key: str, _chunks: list[Chunk], _x: np.ndarray, _mixture, _config: RunConfig,

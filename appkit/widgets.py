@@ -195,3 +195,32 @@ def confirm_button(label: str, key: str, on_confirm, question: str, **kwargs) ->
         st.markdown(question)
         st.button(f"Yes, {label[0].lower()}{label[1:]}", key=key, on_click=on_confirm,
                   type="primary")
+
+
+def page_bounds(n_items: int, page: int, page_size: int) -> tuple[int, int, int]:
+    """(first, end, pages) of 1-based ``page`` of ``n_items`` shown ``page_size`` at a time;
+    a page past the end shows the last one (the list may have shrunk since it was chosen)."""
+    pages = max(1, -(-n_items // max(page_size, 1)))
+    page = min(max(int(page), 1), pages)
+    first = (page - 1) * page_size
+    return first, min(first + page_size, n_items), pages
+
+
+def paginate(items, key: str, page_size: int, what: str = "chunks", container=None):
+    """The slice of ``items`` (a list or a DataFrame) on the page the analyst picked (issue 14).
+
+    Draws a page number input (only when there is more than one page) and a caption
+    "rows a–b of n"; a big corpus is never sent to the browser whole.
+    """
+    where = container or st
+    n = len(items)
+    state = st.session_state.get(key, 1)
+    first, end, pages = page_bounds(n, state if isinstance(state, int) else 1, page_size)
+    if pages > 1:
+        if isinstance(state, int) and state > pages:
+            st.session_state[key] = pages
+        start = {} if key in st.session_state else {"value": 1}  # no value beside a set state
+        page = where.number_input(f"Page (1–{pages:,})", 1, pages, key=key, **start)
+        first, end, _ = page_bounds(n, page, page_size)
+    where.caption(f"{what} {first + 1:,}–{end:,} of {n:,}" if n else f"no {what}")
+    return items.iloc[first:end] if hasattr(items, "iloc") else items[first:end]

@@ -17,13 +17,14 @@ from appkit.views_prep import (
     role_label,
     top_values,
 )
-from appkit.widgets import CATEGORY_COLORS, highlight, legend, md_text, user_errors
+from appkit.widgets import CATEGORY_COLORS, highlight, legend, md_text, paginate, user_errors
 from neswap_core.config import CATEGORIES, ROLES
 from neswap_core.errors import NeswapError
 from neswap_core.release.releases import category_combinations
 from neswap_core.text.contingency import contingency_table, marginal_table
 
 PAGE_SIZE = 6
+Z_PAGE_ROWS = 1000  # rows of z sent to the browser at a time (100k chunks: 100 pages)
 
 st.title("2 · Entities & roles")
 st.markdown(
@@ -174,15 +175,14 @@ query = f3.text_input(
     help="Case-insensitive search in the chunk text.",
 )
 shown = filter_chunks(chunks, cats, docs, query)
-pages = max(1, -(-len(shown) // PAGE_SIZE))
 p1, p2 = st.columns([1, 4], vertical_alignment="bottom")
-page = p1.number_input(f"Page (1–{pages})", 1, pages, 1, key="chunk_page") if pages > 1 else 1
+on_page = paginate(shown, "chunk_page", PAGE_SIZE, "matching chunks", container=p1)
 p2.caption(
     f"{len(shown)} of {len(chunks)} chunks match; {PAGE_SIZE} per page, scroll inside the box."
 )
 st.markdown(legend(), unsafe_allow_html=True)
 with st.container(height=640, border=False):
-    for ch in shown[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]:
+    for ch in on_page:
         with st.container(border=True):
             st.caption(f"**{chunk_label(ch.chunk_id, numbers)}** ({md_text(ch.doc_id)}) · "
                        f"{md_text(stage.protect)}: {md_text(ch.protected)}")
@@ -202,7 +202,7 @@ st.caption(
     "One row per chunk, one column per category: the chunk's distinct entity strings. "
     "The disclosure risk (page 5) is estimated from how often each combination occurs."
 )
-st.dataframe(z, height=280, key="z_table")
+st.dataframe(paginate(z, "z_page", Z_PAGE_ROWS, "rows of z"), height=280, key="z_table")
 default_j = list(swap[: int(s["combination_size"])]) or list(CATEGORIES[:2])
 j = st.multiselect(
     "Categories J of the marginal table z_J",

@@ -11,7 +11,7 @@ from appkit import views_frontier as vf
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
 from appkit.state import current, save_settings
-from appkit.widgets import md_text, user_errors
+from appkit.widgets import md_text, paginate, user_errors
 from neswap_core.config import RunConfig
 from neswap_core.errors import NeswapError
 from neswap_core.release.bundle import FOLDER_PURPOSE
@@ -180,4 +180,5 @@ with st.expander("run.toml"):
     st.code(config_toml, language="toml")
 
 with st.expander(f"Review decisions ({export.review_sentence()})"):
-    st.dataframe(export.review, hide_index=True, width="stretch")
+    st.dataframe(paginate(export.review, "review_page", 500, "pairs"), hide_index=True,
+                 width="stretch")

@@ -1,0 +1,101 @@
+"""The app on a big corpus (issue 14 item 5): lists paginate, one copy of the embeddings."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from appkit import pipeline as ap
+from appkit.widgets import page_bounds
+from neswap_core.corpus import Chunk, EntitySpan
+from neswap_core.models.embedding import Embedder
+
+
+class HashModel:
+    def encode(self, texts):
+        rows = [np.frombuffer(hashlib.sha256(t.encode()).digest(), np.uint8)[:8] - 127.5
+                for t in texts]
+        return np.array(rows, dtype=np.float32)
+
+
+def test_page_bounds_cover_every_item_once_and_clamp():
+    n, size = 2_345, 1_000
+    first_last = [page_bounds(n, p, size)[:2] for p in (1, 2, 3)]
+    assert first_last == [(0, 1000), (1000, 2000), (2000, 2345)]
+    assert page_bounds(n, 1, size)[2] == 3
+    assert page_bounds(n, 99, size)[:2] == (2000, 2345)  # the list shrank: last page
+    assert page_bounds(n, 0, size)[:2] == (0, 1000)
+    assert page_bounds(0, 1, size) == (0, 0, 1)
+
+
+def _paged_app():
+    import pandas as pd
+    import streamlit as st
+
+    from appkit.widgets import paginate
+
+    rows = paginate(pd.DataFrame({"chunk": range(2_500)}), "rows_page", 1_000, "rows")
+    st.write(f"first={rows['chunk'].iloc[0]} n={len(rows)}")
+    few = paginate(list(range(4)), "few_page", 1_000, "chunks")
+    st.write(f"few={len(few)}")
+
+
+def test_paginate_sends_one_page_and_moves_with_the_page_number():
+    at = AppTest.from_function(_paged_app).run()
+    assert not at.exception
+    assert "first=0 n=1000" in [m.value for m in at.markdown]
+    assert "rows 1–1,000 of 2,500" in [c.value for c in at.caption]
+    assert len(at.number_input) == 1  # one page of four chunks needs no page number
+    at.number_input(key="rows_page").set_value(3).run()
+    assert "first=2000 n=500" in [m.value for m in at.markdown]
+    assert "rows 2,001–2,500 of 2,500" in [c.value for c in at.caption]
+    assert "few=4" in [m.value for m in at.markdown]
+
+
+@pytest.fixture
+def hash_embedder(monkeypatch):
+    emb = Embedder("hash", None, model=HashModel())
+    monkeypatch.setattr(ap, "embedder", lambda: emb)
+    ap._EMBEDDINGS.clear()
+    ap._PRE_SWAP.clear()
+    yield emb
+    ap._EMBEDDINGS.clear()
+    ap._PRE_SWAP.clear()
+
+
+def _chunks() -> list[Chunk]:
+    return [
+        Chunk(f"d{i}#0000", f"d{i}", 0, f"Acme sold widgets in Ohio, report {i}.", f"c{i}",
+              (EntitySpan(0, 4, "ORG", "Organization", "Acme"),
+               EntitySpan(21, 25, "GPE", "Location", "Ohio")))
+        for i in range(6)
+    ]
+
+
+def test_every_call_gets_the_same_read_only_embeddings(hash_embedder):
+    """st.cache_data handed each call a fresh copy (and kept a pickled one): now one array."""
+    chunks = _chunks()
+    x = ap.chunk_embeddings("k", chunks)
+    again = ap.chunk_embeddings("k", chunks)
+    assert again is x
+    assert not x.flags.writeable
+    with pytest.raises(ValueError):
+        x[0, 0] = 1.0
+    np.testing.assert_array_equal(x, hash_embedder.encode([c.text for c in chunks]))
+
+
+def test_pre_swap_vectors_are_the_same_array_when_roles_change_no_text(hash_embedder):
+    chunks = _chunks()
+    x = ap.chunk_embeddings("k", chunks)
+    keep = {"Organization": "S", "Location": "F"}
+    pre_chunks, pre_x = ap.role_inputs("r1", chunks, x, keep)
+    assert pre_x is x
+    assert ap.role_inputs("r1", chunks, x, keep)[1] is pre_x
+    # a C role rewrites text: one new read-only array, the same one on the next call
+    _, changed = ap.role_inputs("r2", chunks, x, {"Organization": "S", "Location": "C"})
+    assert changed is not x and not changed.flags.writeable
+    assert ap.role_inputs("r2", chunks, x, {"Organization": "S", "Location": "C"})[1] is changed
+    assert [c.text for c in pre_chunks] == [c.text for c in chunks]
