@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import sys
 
 import numpy as np
 import pytest
@@ -43,7 +44,10 @@ def _paged_app():
     st.write(f"few={len(few)}")
 
 
-def test_paginate_sends_one_page_and_moves_with_the_page_number():
+def test_paginate_sends_one_page_and_moves_with_the_page_number(monkeypatch):
+    # Streamlit's script runner replaces sys.modules["__main__"] by the (temporary) script and
+    # leaves it there; a later multiprocessing "spawn" pool would then fail to start workers.
+    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])
     at = AppTest.from_function(_paged_app).run()
     assert not at.exception
     assert "first=0 n=1000" in [m.value for m in at.markdown]

@@ -44,3 +44,14 @@ def test_ray_engine_equals_local_engine(tmp_path):
     ]
     assert remote.clean.identifiers.equals(local.clean.identifiers)
     assert remote.summary()["chunks"] == local.summary()["chunks"] > 3
+
+
+def test_local_ray_actors_fit_the_machine():
+    """Three actor pools run at once: on 2 local CPUs each actor may ask for 2/3 CPU at most;
+    a cluster address keeps the requested CPUs (its nodes have their own)."""
+    from neswap_core.engines.ray_engine import RayOptions, actor_cpus
+
+    assert actor_cpus(RayOptions(num_cpus=2)) == pytest.approx(2 / 3)
+    assert actor_cpus(RayOptions(num_cpus=8)) == 1.0
+    assert actor_cpus(RayOptions(num_cpus=2, cpus_per_actor=0.5)) == 0.5
+    assert actor_cpus(RayOptions(address="10.0.0.1:6379", num_cpus=2)) == 1.0

@@ -14,6 +14,7 @@ machines), then ``python -m neswap_core prepare --engine ray --address HEAD:6379
 
 from __future__ import annotations
 
+import os
 import pickle
 import time
 from collections.abc import Iterator
@@ -146,6 +147,18 @@ def connect(options: RayOptions) -> None:
         ) from exc
 
 
+def actor_cpus(options: RayOptions) -> float:
+    """CPUs per actor: ``options.cpus_per_actor``, or less on a local Ray too small for the three
+    actor pools that run at once (chunking, NER, embedding; cleaning finishes first). Without
+    this, `prepare --engine ray` on a 2-core machine waited forever for the third pool's actor.
+    """
+    if options.address:
+        return options.cpus_per_actor
+    total = options.num_cpus or os.cpu_count() or 1
+    at_once = options.spacy_actors + 2 * options.minilm_actors
+    return min(options.cpus_per_actor, total / at_once)
+
+
 def run_stages(corpus: Corpus, config: RunConfig, options: RayOptions) -> Iterator[dict]:
     """The four Ray Data stages; yields the result batches (any order)."""
     ray = _ray()
@@ -155,7 +168,7 @@ def run_stages(corpus: Corpus, config: RunConfig, options: RayOptions) -> Iterat
     rows = [{"position": i, "document": pickle.dumps(d)} for i, d in enumerate(corpus.documents)]
     device = "cuda" if options.gpus_per_minilm_actor > 0 else "cpu"
     ds = ray.data.from_items(rows)
-    cpus = options.cpus_per_actor
+    cpus = actor_cpus(options)
     spacy = {"compute": ActorPoolStrategy(size=options.spacy_actors), "num_cpus": cpus}
     minilm = {"compute": ActorPoolStrategy(size=options.minilm_actors), "num_cpus": cpus,
               "num_gpus": options.gpus_per_minilm_actor}
