@@ -1,7 +1,7 @@
 """Whole-corpus protection on the dev corpus (issue 12, SPEC §10): plans vs redaction alone.
 
     OMP_NUM_THREADS=2 nice -n 5 .venv/bin/python benchmarks/protection.py [--corpus PATH]
-        [--rounds 6] [--levels 0 0.04 0.08] [--method targeted] [--fill decoy] [--adaptive]
+        [--rounds 6] [--levels 0 0.04 0.08 0.14] [--method targeted] [--fill decoy] [--adaptive]
         [--placeholders]
         [--plot docs/protection_frontier.png]
 
@@ -81,66 +81,19 @@ def load(args):
     return cfg, embedder, prepared, ReleaseContext(chunks, x, mix, embedder.encode)
 
 
-class _FallbackScorer:
-    """SPEC §8's reading attacker for this benchmark when check/measures.py is absent: TF-IDF
-    word 1-2-grams (sublinear tf) + multinomial logistic regression on 5-sentence windows."""
-
-    def __init__(self, texts, labels, chunks):
-        import numpy as np
-        from sklearn.feature_extraction.text import TfidfVectorizer
-        from sklearn.linear_model import LogisticRegression
-
-        self.vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=2)
-        self.model = LogisticRegression(C=10.0, max_iter=1000).fit(self.vec.fit_transform(texts), labels)
-        classes = list(self.model.classes_)
-        self.texts = [c.text for c in chunks]
-        self.y = np.array([classes.index(c.protected) if c.protected in classes else -1 for c in chunks])
-        self.docs = np.array([c.doc_id for c in chunks])
-        self.chance = 1 / len(set(c.protected for c in chunks))
-        self.base = self.model.predict_log_proba(self.vec.transform(self.texts))
-
-    def score(self, changed):
-        from types import SimpleNamespace
-
-        import numpy as np
-
-        log_p = self.base.copy()
-        positions = [p for p, t in changed.items() if t != self.texts[p]]
-        if positions:
-            log_p[positions] = self.model.predict_log_proba(self.vec.transform([changed[p] for p in positions]))
-        docs = np.unique(self.docs)
-        named = [log_p[self.docs == d].sum(axis=0).argmax() == self.y[self.docs == d][0] for d in docs]
-        return SimpleNamespace(chunk_top1=float((log_p.argmax(axis=1) == self.y).mean()),
-                               document_accuracy=float(np.mean(named)), chance=self.chance)  # fmt: skip
-
-
 def reading_scorer(args, prepared, ctx):
-    """The reading attacker's scorer (check/measures.ReleaseScorer, or the fallback above)."""
+    """The reading attacker's scorer (check/measures.ReleaseScorer)."""
     from neswap_core.text.loading import load_corpus
 
     t0 = time.perf_counter()
     reading = load_corpus(Path(args.corpus) / "attacker", protect="company")
-    try:
-        from neswap_core.check.measures import ReleaseScorer
-        from neswap_core.check.reading import reading_attacker
-    except ImportError:
-        from neswap_core.pipeline import clean_corpus
-        from neswap_core.text.sentences import split_sentences
+    from neswap_core.check.measures import ReleaseScorer
+    from neswap_core.check.reading import reading_attacker
 
-        clean = clean_corpus(reading).corpus
-        texts, labels = [], []
-        for doc in clean.documents:
-            sentences = [s.text for s in split_sentences(doc.text)]
-            for i in range(0, len(sentences), 5):
-                texts.append(" ".join(sentences[i : i + 5]))
-                labels.append(clean.protected_value(doc))
-        scorer = _FallbackScorer(texts, labels, ctx.chunks)
-        name = "benchmark's own TF-IDF + LR (check/measures.py not in this build)"
-    else:
-        attacker = reading_attacker(reading, ctx.chunks, prepared.raw)
-        scorer = ReleaseScorer(attacker, [c.text for c in ctx.chunks], [c.protected for c in ctx.chunks],
-                               [c.doc_id for c in ctx.chunks], name="reading")  # fmt: skip
-        name = "check/measures.ReleaseScorer"
+    attacker = reading_attacker(reading, ctx.chunks, prepared.raw)
+    scorer = ReleaseScorer(attacker, [c.text for c in ctx.chunks], [c.protected for c in ctx.chunks],
+                           [c.doc_id for c in ctx.chunks], name="reading")  # fmt: skip
+    name = "check/measures.ReleaseScorer"
     print(f"reading attacker ({name}): {len(reading)} calls read, trained in "
           f"{time.perf_counter() - t0:.1f} s")  # fmt: skip
     return reading, scorer
@@ -294,7 +247,7 @@ def main() -> int:
     ap.add_argument("--corpus", default=str(DEV))
     ap.add_argument("--cache-dir", default=str(ROOT / ".neswap-cache"))
     ap.add_argument("--rounds", type=int, default=6)
-    ap.add_argument("--levels", type=float, nargs="+", default=[0.0, 0.04, 0.08])
+    ap.add_argument("--levels", type=float, nargs="+", default=[0.0, 0.04, 0.08, 0.14])
     ap.add_argument("--method", default="targeted", choices=("targeted", "smarter", "ranker"))
     ap.add_argument("--fill", default="decoy", choices=("mask", "decoy"),
                     help="what replaces a word targeted redaction removes (decoy: another company's term)")

@@ -219,6 +219,7 @@ class RunConfig:
     plan_redaction_levels: list[float] = field(default_factory=lambda: [0.0])
     plan_redaction_method: str = "targeted"  # "targeted" (corpus budget), "smarter", "ranker"
     plan_redaction_fill: str = "mask"  # "mask" ([…]) or "decoy" (targeted: another company's terms)
+    plan_redaction_alone: bool = True  # also each redaction level > 0 without any swapping
     plan_require: str = "any"
     plan_coverage: float = DEFAULT_PLAN_COVERAGE
     plan_similarity_floor: float = DEFAULT_SIMILARITY_FLOOR

@@ -133,7 +133,9 @@ def test_goal_picks_the_most_useful_release_under_the_accuracy_bound():
 def test_grid_from_config_lists_every_combination():
     config = RunConfig(plan_rounds=3, plan_terms=[False, True], plan_redaction_levels=[0.0, 0.1])
     plans = PlanGrid.from_config(config).plans()
-    assert len(plans) == 4
+    assert len(plans) == 5  # 2 term settings × 2 levels, and 10 % redaction alone
+    assert len(PlanGrid.from_config(RunConfig(**{**config.__dict__,
+                                                 "plan_redaction_alone": False})).plans()) == 4
     assert {p.describe() for p in plans} >= {
         "up to 3 rounds of swapping Organization + Person + Product + Location, leftovers moved one-vs-many"
     }
@@ -169,3 +171,24 @@ def test_review_replays_without_rejected_changes_and_updates_the_measures(ctx):
     assert before["dr"] == pytest.approx(cands.table.loc[release_id, "dr"])
     assert before["words_unchanged"] == pytest.approx(cands.table.loc[release_id, "words_unchanged"])
     assert after != before
+
+
+def test_the_grid_adds_redaction_alone_at_each_level_after_the_swap_plans(ctx):
+    """Redaction without swapping is a candidate (it was missing: every grid plan swapped first)."""
+    grid = PlanGrid(categories=(("Organization", "Location"),), rounds=1, terms=(False,),
+                    redaction_levels=(0.0, 0.25, 0.25), redaction_method="smarter",
+                    similarity_floor=-1.0)  # fmt: skip
+    plans = grid.plans()
+    swap_first = PlanGrid(**{**grid.__dict__, "redaction_alone": False}).plans()
+    n = len(swap_first)
+    assert plans[:n] == swap_first  # the swap plans keep their numbers
+    assert plans[n:] == [Plan((Redact(0.25, "smarter"),))]  # one per distinct level > 0
+    table = plan_candidates(ctx, grid, 1e20).table
+    alone = table[table["plan_index"] == n]
+    assert len(alone) == 1
+    row = alone.iloc[0]
+    assert row["swaps"] == 0 and row["dr"] == 1.0 and row["combination"] == ""
+    words = [len(c.text.split()) for c in ctx.chunks]  # fillers and entity values: plain words
+    kept = 1 - sum(masked_count(n, 0.25) for n in words) / sum(words)
+    assert row["words_unchanged"] == pytest.approx(kept)
+    assert row["description"] == "25 % of words masked (smarter)"
