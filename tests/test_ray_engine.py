@@ -46,6 +46,50 @@ def test_ray_engine_equals_local_engine(tmp_path):
     assert remote.summary()["chunks"] == local.summary()["chunks"] > 3
 
 
+def _small_corpus(folder: Path, n_docs: int = 1) -> Path:
+    """The first ``n_docs`` sample transcripts with their manifest, executives and aliases."""
+    import shutil
+
+    import pandas as pd
+
+    (folder / "docs").mkdir(parents=True)
+    manifest = pd.read_csv(SAMPLE / "manifest.csv").head(n_docs)
+    manifest.to_csv(folder / "manifest.csv", index=False)
+    for doc_id in manifest["doc_id"]:
+        shutil.copy(SAMPLE / "docs" / f"{doc_id}.txt", folder / "docs")
+    for name in ("executives.csv", "aliases.csv"):
+        shutil.copy(SAMPLE / name, folder / name)
+    return folder
+
+
+@pytest.mark.slow
+def test_cli_prepare_engine_ray_writes_the_local_engines_files(tmp_path):
+    """`prepare --engine ray` without --address (a local Ray on this machine's CPUs, which used
+    to wait forever on 2 cores for the third actor pool) writes the same chunks, z and
+    bit-identical vectors as `--engine local`: the CLI's wiring, not just prepare_ray."""
+    ray = pytest.importorskip("ray")
+    import pandas as pd
+
+    from neswap_core.cli import main
+
+    corpus = _small_corpus(tmp_path / "corpus")
+    for engine in ("local", "ray"):
+        argv = ["prepare", "--corpus", str(corpus), "--out", str(tmp_path / engine),
+                "--engine", engine, "--cache-dir", str(tmp_path / f"cache-{engine}")]
+        try:
+            assert main(argv) == 0
+        finally:
+            if ray.is_initialized():
+                ray.shutdown()
+    local, remote = tmp_path / "local", tmp_path / "ray"
+    pd.testing.assert_frame_equal(pd.read_csv(remote / "chunks.csv"),
+                                  pd.read_csv(local / "chunks.csv"))
+    pd.testing.assert_frame_equal(pd.read_csv(remote / "z.csv"), pd.read_csv(local / "z.csv"))
+    np.testing.assert_array_equal(np.load(remote / "embeddings.npy"),
+                                  np.load(local / "embeddings.npy"))
+    assert len(pd.read_csv(local / "chunks.csv")) > 2
+
+
 def test_local_ray_actors_fit_the_machine():
     """Three actor pools run at once: on 2 local CPUs each actor may ask for 2/3 CPU at most;
     a cluster address keeps the requested CPUs (its nodes have their own)."""

@@ -149,8 +149,8 @@ def connect(options: RayOptions) -> None:
 
 def actor_cpus(options: RayOptions) -> float:
     """CPUs per actor: ``options.cpus_per_actor``, or less on a local Ray too small for the three
-    actor pools that run at once (chunking, NER, embedding; cleaning finishes first). Without
-    this, `prepare --engine ray` on a 2-core machine waited forever for the third pool's actor.
+    actor pools that run at once (chunking, NER, embedding; cleaning finishes first), so that
+    all three can hold an actor together on a 2-core machine.
     """
     if options.address:
         return options.cpus_per_actor
