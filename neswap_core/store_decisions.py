@@ -10,7 +10,8 @@ plan change's content key), with an optional note. ``ReviewDecisions`` adds the 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
 from . import store_history as history
@@ -58,8 +59,8 @@ def snapshot_rows(conn: sqlite3.Connection) -> dict[str, dict[str, dict[str, str
 class ReviewDecisions:
     """Review-decision methods of ``store.Workspace`` (which provides ``_transaction``)."""
 
-    def _transaction(self, write: bool = True):  # pragma: no cover - provided by Workspace
-        raise NotImplementedError
+    #: One transaction of the workspace file (``store.Workspace._transaction``).
+    _transaction: Callable[..., AbstractContextManager[sqlite3.Connection]]
 
     def set_decision(self, release_key: str, pair_key: str, decision: str, note: str = "") -> None:
         """Accept or reject one swapped pair of a release (replaces an earlier decision)."""
