@@ -19,6 +19,7 @@ import sys
 import time
 import urllib.request
 import zipfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -116,6 +117,20 @@ def server(tmp_path):
         _stop(proc)
 
 
+@contextmanager
+def chromium_page():
+    """A 1440×1000 page of Debian's headless Chromium, closed afterwards (every browser test)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS,
+                                     headless=True)
+        try:
+            yield browser.new_page(viewport={"width": 1440, "height": 1000})
+        finally:
+            browser.close()
+
+
 def _wait_until_idle(page) -> None:
     """Wait for the script run to finish (Streamlit marks the app root with its run state)."""
     page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']",
@@ -140,53 +155,45 @@ def _screenshot(page, path: Path) -> None:
 
 
 def test_corpus_to_check_in_chromium(server):
-    from playwright.sync_api import sync_playwright
-
     url, log, folder = server
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS,
-                                     headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1440, "height": 1000})
-            requests: list[str] = []
-            page.on("request", lambda req: requests.append(req.url))
-            page.goto(url, timeout=PAGE_TIMEOUT_MS)
-            page.get_by_role("heading", name="Corpus").first.wait_for(timeout=PAGE_TIMEOUT_MS)
-            _wait_until_idle(page)
-            for title, name in PAGES:
-                if title != "Corpus":
-                    _open(page, title)
-                _screenshot(page, ARTIFACTS / f"{name}.png")
-                errors = page.locator("[data-testid='stException']")
-                assert errors.count() == 0, f"{title}: {errors.first.inner_text()}"
-                if title == "Entities & roles":
-                    _double_click_save_correction(page, folder)
-                if title == "Risk–utility frontier":
-                    chart = page.locator("[data-testid='stPlotlyChart'] .js-plotly-plot")
-                    chart.first.wait_for(timeout=PAGE_TIMEOUT_MS)
-                    assert chart.first.locator(".scatterlayer .trace").count() >= 3
-                    sentence = page.get_by_text("Your line picks").or_(
-                        page.get_by_text("Line not reached"))
-                    assert sentence.count() >= 1
-                    body = page.inner_text("body")
-                    assert re.search(r", \d+ swaps?, r = [\d.]+%: DR [\d.]+, DU [\d.]+", body)
-                if title == "Check":  # the attack tables and the audit's D_α chart
-                    chart = page.locator("[data-testid='stPlotlyChart'] .js-plotly-plot")
-                    chart.first.wait_for(timeout=PAGE_TIMEOUT_MS)
-                    assert chart.first.locator(".scatterlayer .trace").count() >= 4
-                    body = page.inner_text("body")
-                    assert "names the company of" in body and "Corpus ε before" in body
-                if title == "Export":  # the key bundle (with the report) is built on click
-                    with page.expect_download(timeout=PAGE_TIMEOUT_MS) as download:
-                        page.get_by_role("button", name="key/ (.zip) — stays with you").click()
-                    with zipfile.ZipFile(download.value.path()) as zf:
-                        name = next(n for n in zf.namelist() if n.endswith(".html"))
-                        report = zf.read(name).decode("utf-8")
-                    assert "Plotly" in report
-                    assert "<script src=\"http" not in report
-        finally:
-            browser.close()
+    with chromium_page() as page:
+        requests: list[str] = []
+        page.on("request", lambda req: requests.append(req.url))
+        page.goto(url, timeout=PAGE_TIMEOUT_MS)
+        page.get_by_role("heading", name="Corpus").first.wait_for(timeout=PAGE_TIMEOUT_MS)
+        _wait_until_idle(page)
+        for title, name in PAGES:
+            if title != "Corpus":
+                _open(page, title)
+            _screenshot(page, ARTIFACTS / f"{name}.png")
+            errors = page.locator("[data-testid='stException']")
+            assert errors.count() == 0, f"{title}: {errors.first.inner_text()}"
+            if title == "Entities & roles":
+                _double_click_save_correction(page, folder)
+            if title == "Risk–utility frontier":
+                chart = page.locator("[data-testid='stPlotlyChart'] .js-plotly-plot")
+                chart.first.wait_for(timeout=PAGE_TIMEOUT_MS)
+                assert chart.first.locator(".scatterlayer .trace").count() >= 3
+                sentence = page.get_by_text("Your line picks").or_(
+                    page.get_by_text("Line not reached"))
+                assert sentence.count() >= 1
+                body = page.inner_text("body")
+                assert re.search(r", \d+ swaps?, r = [\d.]+%: DR [\d.]+, DU [\d.]+", body)
+            if title == "Check":  # the attack tables and the audit's D_α chart
+                chart = page.locator("[data-testid='stPlotlyChart'] .js-plotly-plot")
+                chart.first.wait_for(timeout=PAGE_TIMEOUT_MS)
+                assert chart.first.locator(".scatterlayer .trace").count() >= 4
+                body = page.inner_text("body")
+                assert "names the company of" in body and "Corpus ε before" in body
+            if title == "Export":  # the key bundle (with the report) is built on click
+                with page.expect_download(timeout=PAGE_TIMEOUT_MS) as download:
+                    page.get_by_role("button", name="key/ (.zip) — stays with you").click()
+                with zipfile.ZipFile(download.value.path()) as zf:
+                    name = next(n for n in zf.namelist() if n.endswith(".html"))
+                    report = zf.read(name).decode("utf-8")
+                assert "Plotly" in report
+                assert "<script src=\"http" not in report
     assert "Traceback" not in log.read_text()
     outside = sorted({u for u in requests if not u.startswith((url, *LOCAL_SCHEMES))})
     assert not outside, f"requests left 127.0.0.1: {outside[:10]}"

@@ -11,12 +11,11 @@ import pytest
 
 from tests.test_e2e_browser import (  # noqa: F401  (server is a fixture)
     ARTIFACTS,
-    CHROMIUM,
-    CHROMIUM_FLAGS,
     PAGE_TIMEOUT_MS,
     _open,
     _screenshot,
     _wait_until_idle,
+    chromium_page,
     server,
 )
 
@@ -24,27 +23,20 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 def test_check_page_in_chromium(server):  # noqa: F811
-    from playwright.sync_api import sync_playwright
-
     url, log, *_ = server
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1440, "height": 1000})
-            page.goto(url, timeout=PAGE_TIMEOUT_MS)
-            page.get_by_role("heading", name="Corpus").first.wait_for(timeout=PAGE_TIMEOUT_MS)
-            _wait_until_idle(page)
-            _open(page, "Check")
-            chart = page.locator("[data-testid='stPlotlyChart'] .js-plotly-plot")
-            chart.first.wait_for(timeout=PAGE_TIMEOUT_MS)
-            _screenshot(page, ARTIFACTS / "7_check.png")
-            errors = page.locator("[data-testid='stException']")
-            assert errors.count() == 0, errors.first.inner_text()
-            assert chart.first.locator(".scatterlayer .trace").count() >= 4
-            body = page.inner_text("body")
-            assert "names the company of" in body and "Corpus ε before" in body
-            assert "stronger than an outside reader" in body
-        finally:
-            browser.close()
+    with chromium_page() as page:
+        page.goto(url, timeout=PAGE_TIMEOUT_MS)
+        page.get_by_role("heading", name="Corpus").first.wait_for(timeout=PAGE_TIMEOUT_MS)
+        _wait_until_idle(page)
+        _open(page, "Check")
+        chart = page.locator("[data-testid='stPlotlyChart'] .js-plotly-plot")
+        chart.first.wait_for(timeout=PAGE_TIMEOUT_MS)
+        _screenshot(page, ARTIFACTS / "7_check.png")
+        errors = page.locator("[data-testid='stException']")
+        assert errors.count() == 0, errors.first.inner_text()
+        assert chart.first.locator(".scatterlayer .trace").count() >= 4
+        body = page.inner_text("body")
+        assert "names the company of" in body and "Corpus ε before" in body
+        assert "stronger than an outside reader" in body
     assert "Traceback" not in log.read_text()

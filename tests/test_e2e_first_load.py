@@ -15,10 +15,9 @@ import time
 import pytest
 
 from tests.test_e2e_browser import (  # noqa: F401  (server is a fixture)
-    CHROMIUM,
-    CHROMIUM_FLAGS,
     PAGE_TIMEOUT_MS,
     _wait_until_idle,
+    chromium_page,
     server,
 )
 
@@ -27,31 +26,24 @@ BAR = re.compile(r"Preparing the corpus: step (\d) of (\d), .+ — (\d+) %")
 
 
 def test_first_load_shows_step_percent_and_time_left_with_the_page_usable(server):  # noqa: F811
-    from playwright.sync_api import sync_playwright
-
     url, log, _ = server
     seen: list[tuple[str, bool]] = []  # (bar text, corpus choice visible at that moment)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1440, "height": 1000})
-            page.goto(url, timeout=PAGE_TIMEOUT_MS)
-            deadline = time.monotonic() + 300
-            while time.monotonic() < deadline:
-                bars = page.locator("[data-testid='stProgress']")
-                if bars.count():
-                    text = bars.first.inner_text()
-                    usable = page.get_by_text("Use your own transcripts").count() > 0
-                    if text and (not seen or seen[-1][0] != text):
-                        seen.append((text, usable))
-                elif seen and page.locator(
-                        "[data-testid='stApp'][data-test-script-state='notRunning']").count():
-                    break
-                page.wait_for_timeout(100)
-            _wait_until_idle(page)
-            assert page.get_by_role("heading", name="Documents and chunks").count() == 1
-        finally:
-            browser.close()
+    with chromium_page() as page:
+        page.goto(url, timeout=PAGE_TIMEOUT_MS)
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            bars = page.locator("[data-testid='stProgress']")
+            if bars.count():
+                text = bars.first.inner_text()
+                usable = page.get_by_text("Use your own transcripts").count() > 0
+                if text and (not seen or seen[-1][0] != text):
+                    seen.append((text, usable))
+            elif seen and page.locator(
+                    "[data-testid='stApp'][data-test-script-state='notRunning']").count():
+                break
+            page.wait_for_timeout(100)
+        _wait_until_idle(page)
+        assert page.get_by_role("heading", name="Documents and chunks").count() == 1
     matches = [BAR.search(t) for t, _ in seen]
     assert any(matches), seen
     assert all(usable for _, usable in seen), "the corpus choice was not on the page during the load"

@@ -13,12 +13,11 @@ import pytest
 from neswap_core.store import Workspace
 from tests.test_e2e_browser import (  # noqa: F401  (server is a fixture)
     ARTIFACTS,
-    CHROMIUM,
-    CHROMIUM_FLAGS,
     PAGE_TIMEOUT_MS,
     _open,
     _screenshot,
     _wait_until_idle,
+    chromium_page,
     server,
 )
 
@@ -47,31 +46,24 @@ FIND_POINT = """() => {
 
 
 def test_clicking_a_frontier_point_uses_that_release(server):  # noqa: F811
-    from playwright.sync_api import sync_playwright
-
     url, log, folder = server
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1440, "height": 1000})
-            page.goto(url, timeout=PAGE_TIMEOUT_MS)
-            page.get_by_role("heading", name="Corpus").first.wait_for(timeout=PAGE_TIMEOUT_MS)
-            _wait_until_idle(page)
-            _open(page, "Risk–utility frontier")
-            chart = page.locator("[data-testid='stPlotlyChart'] .js-plotly-plot").first
-            chart.wait_for(timeout=PAGE_TIMEOUT_MS)
-            chart.scroll_into_view_if_needed()
-            page.wait_for_timeout(500)
-            point = page.evaluate(FIND_POINT)
-            assert point, "no clickable release point on the chart"
-            assert Workspace.open(folder).get_setting("chosen_release") != point["id"]
-            page.mouse.click(point["x"], point["y"])
-            page.wait_for_timeout(500)
-            _wait_until_idle(page)
-            assert Workspace.open(folder).get_setting("chosen_release") == point["id"]
-            assert "In use on the Swaps and Export pages" in page.inner_text("body")
-            _screenshot(page, ARTIFACTS / "5_frontier_clicked.png")
-        finally:
-            browser.close()
+    with chromium_page() as page:
+        page.goto(url, timeout=PAGE_TIMEOUT_MS)
+        page.get_by_role("heading", name="Corpus").first.wait_for(timeout=PAGE_TIMEOUT_MS)
+        _wait_until_idle(page)
+        _open(page, "Risk–utility frontier")
+        chart = page.locator("[data-testid='stPlotlyChart'] .js-plotly-plot").first
+        chart.wait_for(timeout=PAGE_TIMEOUT_MS)
+        chart.scroll_into_view_if_needed()
+        page.wait_for_timeout(500)
+        point = page.evaluate(FIND_POINT)
+        assert point, "no clickable release point on the chart"
+        assert Workspace.open(folder).get_setting("chosen_release") != point["id"]
+        page.mouse.click(point["x"], point["y"])
+        page.wait_for_timeout(500)
+        _wait_until_idle(page)
+        assert Workspace.open(folder).get_setting("chosen_release") == point["id"]
+        assert "In use on the Swaps and Export pages" in page.inner_text("body")
+        _screenshot(page, ARTIFACTS / "5_frontier_clicked.png")
     assert "Traceback" not in log.read_text()
