@@ -17,20 +17,15 @@ from streamlit.testing.v1 import AppTest
 
 from neswap_core.check.audit import RenyiAudit, released_embeddings
 from neswap_core.store import Workspace
+from tests.app_workspace import small_workspace
 
 ROOT = Path(__file__).resolve().parent.parent
-SMALL = {"max_swaps": 10, "n_components": 5, "n_init": 1}
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
 def workspace(tmp_path, monkeypatch):
-    folder = tmp_path / "workspace"
-    monkeypatch.setenv("NESWAP_WORKSPACE", str(folder))
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    ws = Workspace.open(folder)
-    ws.update_settings(SMALL)
-    return ws
+    return small_workspace(tmp_path, monkeypatch)
 
 
 def run_page(page: str) -> AppTest:

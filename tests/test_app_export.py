@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from neswap_core.store import Workspace
+from tests.app_workspace import small_workspace
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -15,13 +15,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def workspace(tmp_path, monkeypatch):
-    folder = tmp_path / "workspace"
-    monkeypatch.setenv("NESWAP_WORKSPACE", str(folder))
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    ws = Workspace.open(folder)
     # bundle_seed 7: a bundle of its own (the page caches bundles by release and options)
-    ws.update_settings({"max_swaps": 10, "n_components": 5, "n_init": 1, "bundle_seed": 7})
-    return ws
+    return small_workspace(tmp_path, monkeypatch, bundle_seed=7)
 
 
 def test_each_hit_must_be_accepted_before_released_can_be_downloaded(workspace, monkeypatch):
