@@ -60,11 +60,10 @@ def cpu_seconds() -> float:
 
 
 def load(args):
-    from neswap_core.analysis import fit_mixture, release_inputs
+    from neswap_core.analysis import release_context
     from neswap_core.config import RunConfig
     from neswap_core.models.embedding import Embedder
     from neswap_core.pipeline import prepare_path
-    from neswap_core.release.releases import ReleaseContext
 
     cfg = RunConfig(corpus=args.corpus, cache_dir=args.cache_dir, plan_rounds=args.rounds,
                     plan_terms=[False, True], plan_redaction_levels=list(args.levels),
@@ -72,13 +71,12 @@ def load(args):
     embedder = Embedder(cfg.embedding_model, cfg.cache_dir)
     t0 = time.perf_counter()
     prepared = prepare_path(args.corpus, cfg, embedder=embedder)
-    chunks, x = release_inputs(prepared.chunks, prepared.embeddings, cfg.roles, embedder.encode)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        mix = fit_mixture(x, cfg)
-    print(f"dev corpus: {len(prepared.raw)} calls, {len(chunks)} chunks; preprocessing + fit "
+        ctx = release_context(prepared.chunks, prepared.embeddings, embedder.encode, cfg)
+    print(f"dev corpus: {len(prepared.raw)} calls, {len(ctx.chunks)} chunks; preprocessing + fit "
           f"{time.perf_counter() - t0:.1f} s")  # fmt: skip
-    return cfg, embedder, prepared, ReleaseContext(chunks, x, mix, embedder.encode)
+    return cfg, embedder, prepared, ctx
 
 
 def reading_scorer(args, prepared, ctx):

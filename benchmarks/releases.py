@@ -32,25 +32,24 @@ def main() -> int:
     if not Path(args.corpus).exists():
         print(f"skip: {args.corpus} not found (the dev corpus lives in ../shared/corpus/dev)")
         return 0
-    from neswap_core.analysis import fit_mixture, release_inputs
+    from neswap_core.analysis import release_context
     from neswap_core.config import PAPER_POPULATIONS, RunConfig
     from neswap_core.models.embedding import Embedder
     from neswap_core.pipeline import prepare_path
     from neswap_core.release.grid import frontier_winner
-    from neswap_core.release.releases import ReleaseContext, sweep_releases
+    from neswap_core.release.releases import sweep_releases
 
     cfg = RunConfig(corpus=args.corpus, cache_dir=args.cache_dir)
     embedder = Embedder(cfg.embedding_model, cfg.cache_dir)
     t0 = time.perf_counter()
     prepared = prepare_path(args.corpus, cfg, embedder=embedder)
-    chunks, x = release_inputs(prepared.chunks, prepared.embeddings, cfg.roles, embedder.encode)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        mix = fit_mixture(x, cfg)
-    print(f"dev corpus: {len(prepared.raw)} calls, {len(chunks)} chunks; preprocessing + fit "
+        ctx = release_context(prepared.chunks, prepared.embeddings, embedder.encode, cfg)
+    mix = ctx.mixture
+    print(f"dev corpus: {len(prepared.raw)} calls, {len(ctx.chunks)} chunks; preprocessing + fit "
           f"{time.perf_counter() - t0:.1f} s (PKB K=10 ε=1e-3, converged={mix.converged_}, "
           f"{mix.n_components_} components kept)")
-    ctx = ReleaseContext(chunks, x, mix, embedder.encode)
     for m in args.draws:
         kwargs = dict(max_swaps=30, draws=m, seed=0)
         start = time.perf_counter()

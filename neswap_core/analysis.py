@@ -86,6 +86,13 @@ def fit_mixture(embeddings: np.ndarray, config: RunConfig,
     ).fit(embeddings, progress=progress)
 
 
+def release_context(chunks: Sequence[Chunk], embeddings: np.ndarray, embed,
+                    config: RunConfig) -> ReleaseContext:
+    """The pre-swap data every sweep starts from: roles applied, mixture fitted (SPEC §3–§4)."""
+    pre_chunks, pre_x = release_inputs(chunks, embeddings, config.roles, embed)
+    return ReleaseContext(pre_chunks, pre_x, fit_mixture(pre_x, config), embed)
+
+
 def check_swap_entities(chunks: Sequence[Chunk], categories: Sequence[str]) -> None:
     """Raise ``NoValidPairsError`` when no chunk has an entity of any S category (nothing to swap)."""
     present = {s.category for ch in chunks for s in ch.entities}
