@@ -171,6 +171,16 @@ def bind(key: str, stored: Any) -> None:
     st.session_state[key] = stored
 
 
+def save_decision(ws: Workspace, namespace: str, key: str, decision_key: str, note_key: str) -> None:
+    """Store the review radio ``decision_key`` (and note ``note_key``) of change ``key``; the
+    empty choice returns the change to *not reviewed* (on_change of pages 4's review widgets)."""
+    decision = st.session_state[decision_key]
+    if decision:
+        ws.set_decision(namespace, key, decision, st.session_state.get(note_key, ""))
+    else:
+        ws.remove_decision(namespace, key)
+
+
 def undo_button(ws: Workspace, key: str = "undo") -> None:
     """*Undo* the newest analyst action (of the last 20), with its name; a toast says what."""
     past = ws.history()

@@ -178,6 +178,7 @@ def render_plan_review(candidates: PlanCandidates, release_id: str, stage, ws) -
     """The review of a plan candidate: measures as generated / after review, every change."""
     import streamlit as st
 
+    from .state import save_decision
     review = ReviewedPlan(candidates, release_id, ws.decisions(stage.review_key))
     from .views_export import pin_plan, pinned_plan
 
@@ -187,13 +188,6 @@ def render_plan_review(candidates: PlanCandidates, release_id: str, stage, ws) -
                   help="Pin this plan release: the Export page writes it, and run.toml records "
                   "its plan and stage so the command line writes the same files.")
     _metrics(review)
-
-    def save(key: str, decision_key: str, note_key: str) -> None:
-        decision = st.session_state[decision_key]
-        if decision:
-            ws.set_decision(stage.review_key, key, decision, st.session_state.get(note_key, ""))
-        else:
-            ws.remove_decision(stage.review_key, key)
 
     changes = review.changes
     n_pages = max(1, -(-len(changes) // CHANGES_PER_PAGE))
@@ -214,7 +208,8 @@ def render_plan_review(candidates: PlanCandidates, release_id: str, stage, ws) -
             st.session_state[note_key] = review.note(change)
             left, right = st.columns([1, 2])
             left.radio("Decision", list(DECISION_LABELS), format_func=DECISION_LABELS.get,
-                       key=decision_key, horizontal=True, on_change=save,
-                       args=(change.key, decision_key, note_key))  # fmt: skip
+                       key=decision_key, horizontal=True, on_change=save_decision,
+                       args=(ws, stage.review_key, change.key, decision_key, note_key))  # fmt: skip
             right.text_input("Note (optional)", key=note_key, disabled=not review.decision(change),
-                             on_change=save, args=(change.key, decision_key, note_key))  # fmt: skip
+                             on_change=save_decision,
+                             args=(ws, stage.review_key, change.key, decision_key, note_key))  # fmt: skip

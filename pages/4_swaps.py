@@ -6,7 +6,7 @@ from appkit import views_export as ve
 from appkit import views_plans as vp
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
-from appkit.state import current, save_settings, undo_button
+from appkit.state import current, save_decision, save_settings, undo_button
 from appkit.widgets import confirm_button, legend, md_text, user_errors
 
 PAIRS_PER_PAGE = 10
@@ -129,14 +129,6 @@ STATUS = {"": "", "accept": ":green-badge[✓ accepted]",
           "reject": ":red-badge[✗ rejected — left out of the release]"}
 
 
-def save_decision(pair: str, decision_key: str, note_key: str) -> None:
-    decision = st.session_state[decision_key]
-    if decision:
-        ws.set_decision(release.key, pair, decision, st.session_state.get(note_key, ""))
-    else:
-        ws.remove_decision(release.key, pair)
-
-
 views = vr.pair_views(release)
 n_pages = max(1, -(-len(views) // PAIRS_PER_PAGE))
 page = 1
@@ -175,8 +167,8 @@ for view in views[(page - 1) * PAIRS_PER_PAGE: page * PAIRS_PER_PAGE]:
         left, right = st.columns([1, 2])
         left.radio("Decision", list(DECISION_LABELS), format_func=DECISION_LABELS.get,
                    key=decision_key, horizontal=True, on_change=save_decision,
-                   args=(pair, decision_key, note_key))
+                   args=(ws, release.key, pair, decision_key, note_key))
         right.text_input("Note (optional, saved with the decision)", key=note_key,
                          disabled=not release.decision(rec), on_change=save_decision,
-                         args=(pair, decision_key, note_key),
+                         args=(ws, release.key, pair, decision_key, note_key),
                          placeholder="e.g. 'Apple' here is the fruit, not the company")
