@@ -62,3 +62,12 @@ def test_report_escapes_corpus_text_marks_changes_and_fits_the_page():
     assert "DU s.d. over draws" in headers and "du_sd" not in headers and "p_hat" not in headers
     assert "Organization: swap" in html and "{'Organization'" not in html
     assert "table-layout:fixed" in html and "max-width:1100px" in html
+
+
+def test_every_setting_has_a_plain_label():
+    """The report's settings table named three plan settings by their raw field names."""
+    from dataclasses import fields
+
+    from neswap_core.release.labels import SETTING_LABELS
+
+    assert [f.name for f in fields(RunConfig) if f.name not in SETTING_LABELS] == []
