@@ -144,6 +144,23 @@ class ReleaseRun:
     pinned: object = None  # release.chosen.ChosenRelease when run.toml pins the release
 
 
+def written_release(run: ReleaseRun) -> dict | None:
+    """Which release released/ holds and why: pinned in run.toml, the goal's choice
+    (``max_chunk_accuracy``, which replaces the line's) or the trade-off line's choice."""
+    if run.pinned is not None:
+        return {"release_id": run.pinned.release_id, "why": "pinned in run.toml"}
+    goal = (run.plans or {}).get("report", {}).get("goal")
+    if goal is not None:
+        return {"release_id": goal["release_id"], "sentence": goal["sentence"],
+                "why": f"the goal: measured chunk accuracy at most {run.config.max_chunk_accuracy:g}",
+                "message": goal["message"]}  # fmt: skip
+    chosen = run.outcome.chosen
+    if chosen is None:
+        return None
+    return {"release_id": chosen["release_id"], "sentence": run.outcome.sentence(),
+            "why": "the trade-off line's choice"}
+
+
 def _changed(run: ReleaseRun) -> dict[int, str]:
     """{chunk position: released text} for every chunk the written release changed."""
     from .release.swapping import apply_swaps
@@ -226,6 +243,7 @@ def key_report(run: ReleaseRun) -> bytes:
                 outcome.sweep.draws_for(tuple(chosen["categories"]))[0].seed
             ),
         },
+        "written": written_release(run),
         "choice_message": outcome.choice.message,
         "no_release_reason": outcome.no_release_reason(),
         "review_decisions": _review_summary(run),
@@ -276,7 +294,8 @@ def _attack(run: ReleaseRun) -> tuple[dict, object]:
                 merged.update(step)
             draws.append(merged)
     summary, table = attack_report(outcome.scorers, changed, [c.chunk_id for c in base], draws)
-    summary["release_id"] = None if outcome.chosen is None else outcome.chosen["release_id"]
+    written = written_release(run)
+    summary["release_id"] = None if written is None else written["release_id"]
     run.__dict__["_attack"] = (summary, table)
     return summary, table
 
@@ -400,9 +419,16 @@ def cmd_release(args: argparse.Namespace) -> int:
         shuffle_chunks=config.shuffle_chunks, publishable_columns=config.publishable_columns,
         key_files=key_files(run),
     )
-    print(outcome.sentence())
-    if outcome.choice.message:
-        print(outcome.choice.message)
+    written = written_release(run)
+    if "goal" in written["why"]:  # the line's choice was not written: say what was, and why
+        print(f"Released {written['release_id']}, {written['why']}: {written['sentence']}.")
+        if written["message"]:
+            print(written["message"])
+        print(f"(The trade-off line alone would pick {outcome.chosen['release_id']}.)")
+    else:
+        print(outcome.sentence())
+        if outcome.choice.message:
+            print(outcome.choice.message)
     try:
         bundle.write(out, accepted)
     except LeakError as exc:
@@ -467,7 +493,6 @@ def _plan_release(outcome, config: RunConfig, released, scorer=None):
     report["goal"] = {"release_id": choice.index, "sentence": describe_candidate(row),
                       "reached": choice.line_reached, "message": choice.message,
                       "plan": row["plan"]}  # fmt: skip
-    print(describe_candidate(row))
     if row["source"] == "plan":
         changes = changes_of(plans, choice.index)
         result["changes"] = pd.DataFrame([c.to_dict() for c in changes])
