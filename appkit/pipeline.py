@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import pickle
 import threading
 import zipfile
@@ -47,7 +48,8 @@ from neswap_core.release.releases import ReleaseContext, Sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "data" / "sample"
-CACHE_DIR = ROOT / ".neswap-cache"
+#: Embedding and entity caches: ``$NESWAP_CACHE_DIR`` or ``.neswap-cache`` beside the app.
+CACHE_DIR = Path(os.environ.get("NESWAP_CACHE_DIR") or ROOT / ".neswap-cache")
 
 
 def digest(value: Any) -> str:

@@ -93,15 +93,16 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait(timeout=15)
 
 
-@pytest.fixture
-def server(tmp_path):
+@contextmanager
+def running_server(tmp_path: Path, **extra_env: str):
+    """``streamlit run app.py`` on a free port with a fresh workspace: (url, log, workspace)."""
     _require_chromium()
     folder = tmp_path / "workspace"
     Workspace.open(folder).update_settings(SMALL_SETTINGS)
     port = _free_port()
     log = tmp_path / "streamlit.log"
     env = {**os.environ, "NESWAP_WORKSPACE": str(folder), "OMP_NUM_THREADS": "1",
-           "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+           "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", **extra_env}
     with log.open("w") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
@@ -115,6 +116,12 @@ def server(tmp_path):
         yield url, log, folder
     finally:
         _stop(proc)
+
+
+@pytest.fixture
+def server(tmp_path):
+    with running_server(tmp_path) as running:
+        yield running
 
 
 @contextmanager
