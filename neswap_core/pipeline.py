@@ -137,15 +137,6 @@ def embed_chunks(
     return out
 
 
-def document_batches(corpus: Corpus, batch_documents: int) -> Iterator[Corpus]:
-    """The corpus in consecutive slices of at most ``batch_documents`` documents."""
-    from dataclasses import replace
-
-    docs = corpus.documents
-    for lo in range(0, max(len(docs), 1), batch_documents):
-        yield replace(corpus, documents=docs[lo : lo + batch_documents])
-
-
 @dataclass
 class Prepared:
     """Everything preprocessing produces, plus the seconds each stage took."""
@@ -209,6 +200,91 @@ def _timed(
         cpu[stage] = cpu.get(stage, 0.0) + time.process_time() - start_cpu
 
 
+@dataclass
+class BatchOutput:
+    """What ``prepare_batch`` makes of some documents, with the seconds each stage took."""
+
+    clean: CleanCorpus
+    chunks: list[Chunk]  # tagged
+    vectors: np.ndarray | None  # one row per chunk; None when there is no chunk
+    timings: dict[str, float]
+    cpu_seconds: dict[str, float]
+
+
+def prepare_batch(
+    docs: Corpus, config: RunConfig, nlp, embedder, entity_filter=None, embed: bool = True
+) -> BatchOutput:
+    """The per-document chain on a few documents: clean, chunk, tag, embed (SPEC §2.1–§2.4, §1).
+
+    Every step depends on each document (or text) alone, so batches can run in any process and
+    any order (``engines.lanes``) and be concatenated. ``embed=False`` leaves the chunk vectors
+    to ``embed_outputs`` (one call for many batches: fewer part-filled model batches).
+    """
+    timings: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+    with _timed(timings, "clean", cpu):
+        clean = clean_corpus(docs, nlp=nlp, cache_dir=config.cache_dir)
+    with _timed(timings, "chunking", cpu):
+        chunks = chunk_documents(clean.corpus, embedder, config.threshold, config.buffer)
+    with _timed(timings, "ner", cpu):
+        chunks = tag_entities(chunks, nlp, config.label_map, config.cache_dir, entity_filter)
+    output = BatchOutput(clean, chunks, None, timings, cpu)
+    if embed:
+        embed_outputs([output], embedder)
+    return output
+
+
+def embed_outputs(outputs: list[BatchOutput], embedder) -> None:
+    """Fill in the chunk vectors of ``outputs`` with one embedding call (in place)."""
+    texts = [c.text for o in outputs for c in o.chunks]
+    if not texts:
+        return
+    timings: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+    with _timed(timings, "embedding", cpu):
+        vectors = np.asarray(embedder.encode(texts), dtype=np.float32)
+    row = 0
+    for o in outputs:
+        o.vectors, row = vectors[row : row + len(o.chunks)], row + len(o.chunks)
+    first = outputs[0]
+    for stage in timings:  # the call's seconds are booked on the first batch
+        first.timings[stage] = first.timings.get(stage, 0.0) + timings[stage]
+        first.cpu_seconds[stage] = first.cpu_seconds.get(stage, 0.0) + cpu[stage]
+
+
+def merge_clean(corpus: Corpus, documents: Sequence, frames: Sequence[tuple]) -> CleanCorpus:
+    """One ``CleanCorpus`` from cleaned parts in any order: documents and the per-document
+    frames (presentation, identifiers, people; each may be None) sorted into corpus order."""
+    order = {d.doc_id: i for i, d in enumerate(corpus.documents)}
+    docs = tuple(sorted(documents, key=lambda d: order[d.doc_id]))
+    merged = []
+    for j in range(3):
+        parts = [f[j] for f in frames if f[j] is not None]
+        frame = pd.concat(parts, ignore_index=True) if parts else None
+        if frame is not None and "doc_id" in frame:
+            frame = (frame.sort_values("doc_id", key=lambda col: col.map(order), kind="stable")
+                     .reset_index(drop=True))
+        merged.append(frame)
+    return CleanCorpus(corpus.with_documents(docs), *merged)
+
+
+def stack_vectors(blocks: list[np.ndarray], out_path: str | Path | None = None) -> np.ndarray:
+    """The blocks' rows in order in one float32 array (a memory-mapped ``.npy`` at ``out_path``);
+    each block is released once copied, so the vectors are never held twice."""
+    n = sum(len(b) for b in blocks)
+    dim = blocks[0].shape[1] if blocks else 0
+    out = (np.lib.format.open_memmap(out_path, mode="w+", dtype=np.float32, shape=(n, dim))
+           if out_path is not None else np.empty((n, dim), dtype=np.float32))
+    row = 0
+    for i, block in enumerate(blocks):
+        out[row : row + len(block)] = block
+        row += len(block)
+        blocks[i] = None  # the caller's list lets go of it too
+    if isinstance(out, np.memmap):
+        out.flush()
+    return out
+
+
 def prepare(
     corpus: Corpus,
     config: RunConfig | None = None,
@@ -219,17 +295,18 @@ def prepare(
     progress: Progress | None = None,
     embeddings_path: str | Path | None = None,
     batch_documents: int = DEFAULT_BATCH_DOCUMENTS,
-    parallel_ner: bool = False,
+    processes: int = 1,
 ) -> Prepared:
     """Run the whole preprocessing chain on a loaded corpus (SPEC §1–§2).
 
-    Streaming (issue 14): documents are chunked and tagged ``batch_documents`` at a time, and
-    chunk embeddings are written in bounded batches (into ``embeddings_path``, memory-mapped,
-    when given); the output is the same whatever the batch size. With ``parallel_ner`` a forked
-    worker process tags each batch while this process embeds (``engines.ner_process``); the
-    output is the same, the worker's CPU-seconds are ``cpu_seconds["ner_worker"]``.
+    Streaming (issue 14): documents go through ``prepare_batch`` at most ``batch_documents`` at
+    a time, in ``processes`` processes sharing the documents (``engines.lanes``); chunk vectors
+    are gathered into ``embeddings_path`` (memory-mapped) when given. The output is the same
+    whatever the batch size or number of processes. ``timings``/``cpu_seconds`` per stage are
+    summed over the processes (``cpu_seconds["workers"]``: the forked workers' total), and
+    ``timings["lanes"]`` is the wall time of the shared part.
     """
-    from .engines.ner_process import NerLane
+    from .engines.lanes import run_in_lanes
     from .models.embedding import Embedder
     from .text.entities import EntityFilter, apply_corrections, load_ner
 
@@ -240,36 +317,40 @@ def prepare(
     with _timed(timings, "load_models", cpu):
         say(0.0, "Loading models")
         nlp = nlp or load_ner(config.spacy_model)
-    with _timed(timings, "clean", cpu):
-        say(0.02, "Extracting presentations, finding executives, suppressing direct identifiers")
-        clean = clean_corpus(corpus, nlp=nlp, cache_dir=config.cache_dir)
-    with _timed(timings, "load_models", cpu):
-        embedder = embedder or Embedder(
+        embedder = embedder or Embedder(  # loads its model on first use, in each process
             config.embedding_model, config.cache_dir, backend=config.embedding_backend
         )
-    ner = NerLane(nlp, config.label_map, config.cache_dir, EntityFilter.from_config(config),
-                  background=parallel_ner)
-    try:
-        texts: list[Chunk] = []
-        n_docs, done = max(len(clean.corpus.documents), 1), 0
-        for batch in document_batches(clean.corpus, batch_documents):
-            with _timed(timings, "chunking", cpu):
-                say(0.1 + 0.5 * done / n_docs, "Chunking (embedding sentence groups)")
-                batch_chunks = chunk_documents(batch, embedder, config.threshold, config.buffer)
-            with _timed(timings, "ner", cpu):
-                ner.submit(batch_chunks)  # in the worker: tagged while the next batch embeds
-            texts += batch_chunks
-            done += len(batch)
-        with _timed(timings, "embedding", cpu):
-            say(0.6, "Embedding chunks")
-            embeddings = embed_chunks(texts, embedder, embeddings_path)
-        with _timed(timings, "ner", cpu):
-            say(0.9, "Finding named entities")
-            chunks = ner.results()
-    finally:
-        ner.close()
-    if ner.background:
-        cpu["ner_worker"] = ner.cpu_seconds
+    entity_filter = EntityFilter.from_config(config)
+    documents = corpus.documents
+    message = "Cleaning, chunking, tagging and embedding the documents"
+
+    def run_batch(lo: int, hi: int) -> BatchOutput:
+        return prepare_batch(corpus.with_documents(documents[lo:hi]), config, nlp, embedder,
+                             entity_filter, embed=False)
+
+    say(0.02, message)
+    start = time.perf_counter()
+    outputs, worker_cpu = run_in_lanes(
+        run_batch, len(documents), processes, batch_documents,
+        lambda share: say(0.02 + 0.9 * share, message),
+        finish=lambda lane_outputs: embed_outputs(lane_outputs, embedder),
+    )
+    timings["lanes"] = time.perf_counter() - start
+    for out in outputs:
+        for stage, seconds in out.timings.items():
+            timings[stage] = timings.get(stage, 0.0) + seconds
+        for stage, seconds in out.cpu_seconds.items():
+            cpu[stage] = cpu.get(stage, 0.0) + seconds
+    if worker_cpu:
+        cpu["workers"] = worker_cpu
+    clean = (merge_clean(corpus, [d for o in outputs for d in o.clean.corpus.documents],
+                         [(o.clean.presentation, o.clean.identifiers, o.clean.people)
+                          for o in outputs])
+             if outputs else clean_corpus(corpus, nlp=nlp, cache_dir=config.cache_dir))
+    chunks = [c for o in outputs for c in o.chunks]
+    blocks = [o.vectors for o in outputs if o.vectors is not None]
+    del outputs
+    embeddings = stack_vectors(blocks, embeddings_path) if chunks else np.zeros((0, 0), np.float32)
     with _timed(timings, "ner", cpu):
         if not corrections and config.corrections:  # a run.toml exported by the app
             from .text.entities import corrections_from_config
@@ -286,9 +367,11 @@ def prepare(
 def prepare_path(path: str | Path, config: RunConfig | None = None, **kwargs) -> Prepared:
     """Load a corpus from disk and prepare it (the CLI's and the benchmarks' entry point).
 
-    Tags entities in a second process unless ``parallel_ner=False`` is passed (see ``prepare``).
+    Runs in ``engines.lanes.default_processes()`` processes unless ``processes`` is passed (see ``prepare``).
     """
-    kwargs.setdefault("parallel_ner", True)
+    from .engines.lanes import default_processes
+
+    kwargs.setdefault("processes", default_processes())
     config = config or RunConfig(corpus=str(path))
     corpus = load_corpus(path, protect=config.protect)
     return prepare(corpus, config, **kwargs)

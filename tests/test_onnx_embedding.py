@@ -126,14 +126,19 @@ def test_auto_backend_is_bf16_only_where_the_cpu_multiplies_bfloat16(tmp_path, m
         monkeypatch.setattr(torch_minilm, "native_bf16", lambda n=native: n)
         assert resolve_backend("auto") == expected
         assert Embedder("m", tmp_path, model=FakeModel(1.0)).backend == expected
-        assert cache_name("m") == f"m@{expected}"
+        assert cache_name("m") == f"m@{torch_minilm.CACHE_TAG if expected == 'bf16' else expected}"
     assert resolve_backend("torch") == "torch"
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["onnx", "bf16"])
 def test_fast_and_torch_paths_agree_within_the_quality_bar(tmp_path, backend):
-    """Same sample transcript through both paths: boundaries, vectors and clusters agree."""
+    """Same sample transcript through both paths: boundaries, vectors and clusters agree.
+
+    Clusters: one mixture fitted on the reference vectors labels both sets (the vectors are
+    interchangeable). Refitting on 36 chunks is no test: K = 3 fits of the *same* vectors with
+    seeds 0, 1, 2 agree on only 58–69 % of chunks; the refit bar (97 %) is measured on the dev
+    corpus's 1,238 chunks by benchmarks/preprocess.py."""
     from neswap_core.models.mixture import SphericalMixture
 
     text = (SAMPLE_DOCS / "OMC_q3_2021.txt").read_text(encoding="utf-8")
@@ -146,10 +151,8 @@ def test_fast_and_torch_paths_agree_within_the_quality_bar(tmp_path, backend):
     texts = [c.text for c in ref.documents[0].chunks(75)]
     x, y = torch.encode(texts), onnx.encode(texts)
     assert cosine_agreement(x, y).min() >= COSINE_BAR
-    labels = [
-        SphericalMixture(n_components=3, random_state=0).fit(v).predict(v) for v in (x, y)
-    ]
-    assert label_agreement(*labels) >= LABEL_BAR
+    mixture = SphericalMixture(n_components=3, random_state=0).fit(x)
+    assert label_agreement(mixture.predict(x), mixture.predict(y)) >= LABEL_BAR
 
 
 @pytest.mark.slow

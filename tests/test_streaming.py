@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,7 +13,8 @@ import pytest
 
 from neswap_core.config import RunConfig
 from neswap_core.models.embedding import Embedder
-from neswap_core.pipeline import document_batches, embed_chunks, prepare
+from neswap_core.engines.lanes import batch_size, run_in_lanes
+from neswap_core.pipeline import embed_chunks, prepare
 from neswap_core.text.loading import load_corpus
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
@@ -35,11 +38,43 @@ def corpus():
     return replace(full, documents=full.documents[:3])
 
 
-def test_document_batches_cover_the_corpus_in_order(corpus):
-    batches = list(document_batches(corpus, 2))
-    assert [len(b) for b in batches] == [2, 1]
-    assert [d.doc_id for b in batches for d in b.documents] == corpus.doc_ids
-    assert all(b.protect == corpus.protect for b in batches)
+def test_batch_size_shrinks_towards_the_end_so_processes_finish_together():
+    # one process: always the configured batch (the last one is what is left)
+    assert [batch_size(r, 8, 1) for r in (35, 8, 3)] == [8, 8, 3]
+    # two processes: a quarter of what is left once that is below 8, never below one
+    sizes, left = [], 35
+    while left:
+        sizes.append(batch_size(left, 8, 2))
+        left -= sizes[-1]
+    assert sizes == [8, 7, 5, 4, 3, 2, 2, 1, 1, 1, 1]
+
+
+def _square_sum(lo, hi):
+    time.sleep(0.01)  # long enough for the worker to take batches too
+    return lo, hi, os.getpid(), sum(i * i for i in range(lo, hi))
+
+
+def test_lanes_return_every_batch_once_in_order_from_both_processes():
+    results, worker_cpu = run_in_lanes(_square_sum, 40, processes=2, batch_documents=3)
+    spans = [(lo, hi) for lo, hi, _, _ in results]
+    assert spans[0][0] == 0 and spans[-1][1] == 40
+    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))  # contiguous, in order
+    assert sum(r[3] for r in results) == sum(i * i for i in range(40))
+    assert len({pid for _, _, pid, _ in results}) == 2  # both processes took batches
+    assert worker_cpu > 0
+
+
+def _fail_at_seven(lo, hi):
+    time.sleep(0.01)
+    if lo <= 7 < hi:
+        raise ValueError("document 7 is broken")
+    return lo
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_an_error_in_any_process_is_raised_to_the_caller(processes):
+    with pytest.raises(ValueError, match="document 7"):
+        run_in_lanes(_fail_at_seven, 20, processes=processes, batch_documents=2)
 
 
 def test_embed_chunks_in_batches_equals_one_call_and_writes_a_memmap(tmp_path, corpus):
@@ -78,23 +113,27 @@ def test_streaming_changes_no_output(tmp_path, corpus):
 
 
 @pytest.mark.slow
-def test_ner_in_a_second_process_changes_no_output(tmp_path, corpus):
-    """prepare(parallel_ner=True) tags in a forked worker: same chunks, entities, z, vectors."""
+def test_two_processes_change_no_output(tmp_path, corpus):
+    """prepare(processes=2): the documents shared with a forked worker; same chunks, entities,
+    z, vectors, presentation and identifier tables as one process."""
     from neswap_core.text.entities import load_ner
 
     nlp = load_ner()
     outputs = []
-    for batch, parallel in ((100, False), (1, True)):
-        cfg = RunConfig(cache_dir=str(tmp_path / f"cache{parallel}"))
+    for batch, processes in ((100, 1), (1, 2)):
+        cfg = RunConfig(cache_dir=str(tmp_path / f"cache{processes}"))
         embedder = Embedder("hash", cfg.cache_dir, model=HashModel())
         outputs.append(prepare(corpus, cfg, embedder=embedder, nlp=nlp, batch_documents=batch,
-                               parallel_ner=parallel))
-    inline, forked = outputs
-    assert [(c.chunk_id, c.text, c.entities) for c in inline.chunks] == [
-        (c.chunk_id, c.text, c.entities) for c in forked.chunks
+                               processes=processes))
+    one, two = outputs
+    assert [(c.chunk_id, c.text, c.entities) for c in one.chunks] == [
+        (c.chunk_id, c.text, c.entities) for c in two.chunks
     ]
-    assert any(c.entities for c in forked.chunks)
-    assert inline.z.equals(forked.z)
-    np.testing.assert_array_equal(inline.embeddings, forked.embeddings)
-    assert "ner_worker" not in inline.cpu_seconds
-    assert forked.cpu_seconds["ner_worker"] > 0  # the tagging really ran in the worker
+    assert any(c.entities for c in two.chunks)
+    assert one.z.equals(two.z)
+    np.testing.assert_array_equal(one.embeddings, two.embeddings)
+    assert one.clean.corpus.documents == two.clean.corpus.documents
+    assert one.clean.identifiers.equals(two.clean.identifiers)
+    assert one.clean.presentation.equals(two.clean.presentation)
+    assert "workers" not in one.cpu_seconds
+    assert two.cpu_seconds["workers"] > 0  # a worker really prepared documents

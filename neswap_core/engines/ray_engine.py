@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from ..config import RunConfig
 from ..corpus import Corpus
@@ -192,7 +191,7 @@ def prepare_ray(
     embeddings_path: str | Path | None = None,
 ):
     """Like ``pipeline.prepare`` but on Ray; returns the same ``Prepared``."""
-    from ..pipeline import CleanCorpus, Prepared
+    from ..pipeline import Prepared, merge_clean, stack_vectors
     from ..text.contingency import contingency_table
 
     options = options or RayOptions()
@@ -211,19 +210,7 @@ def prepare_ray(
                                                  batch["chunk"], batch["vector"], strict=True)]
     chunk_rows.sort(key=lambda row: (row[0], row[1]))
     chunks = [row[2] for row in chunk_rows]
-    dim = chunk_rows[0][3].shape[0] if chunk_rows else 0
-    shape = (len(chunks), dim)
-    embeddings = (np.lib.format.open_memmap(embeddings_path, mode="w+", dtype=np.float32,
-                                            shape=shape)
-                  if embeddings_path is not None else np.empty(shape, dtype=np.float32))
-    for k, row in enumerate(chunk_rows):
-        embeddings[k] = row[3]
-    order = {d.doc_id: i for i, d in enumerate(corpus.documents)}
-    clean_docs = tuple(docs[i] for i in sorted(docs))
-    frames = [pd.concat([r[j] for r in reports if r[j] is not None], ignore_index=True)
-              if any(r[j] is not None for r in reports) else None for j in range(3)]
-    frames = [f.sort_values("doc_id", key=lambda s: s.map(order), kind="stable")
-              .reset_index(drop=True) if f is not None and "doc_id" in f else f for f in frames]
-    clean = CleanCorpus(corpus.with_documents(clean_docs), frames[0], frames[1], frames[2])
+    embeddings = stack_vectors([row[3][None, :] for row in chunk_rows], embeddings_path)
+    clean = merge_clean(corpus, list(docs.values()), reports)
     timings = {"ray_total": time.perf_counter() - start}
     return Prepared(config, corpus, clean, chunks, contingency_table(chunks), embeddings, timings)

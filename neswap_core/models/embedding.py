@@ -133,8 +133,12 @@ def resolve_backend(backend: str) -> str:
 
 def cache_name(model_name: str, backend: str = DEFAULT_EMBEDDING_BACKEND) -> str:
     """The embedding cache's name for a model run by a backend (torch keeps the plain name)."""
+    from .torch_minilm import CACHE_TAG
+
     backend = resolve_backend(backend)
-    return model_name if backend == "torch" else f"{model_name}@{backend}"
+    if backend == "torch":
+        return model_name
+    return f"{model_name}@{CACHE_TAG if backend == 'bf16' else backend}"
 
 
 def text_key(text: str) -> bytes:

@@ -34,6 +34,7 @@ from typing import Any
 from ..config import (
     CATEGORIES,
     DEFAULT_LABEL_MAP,
+    DEFAULT_NER_BATCH,
     DEFAULT_NOT_ENTITIES,
     DEFAULT_SPACY_MODEL,
     PLACEHOLDER_PATTERN,
@@ -166,7 +167,7 @@ def extract_entities(
     texts: Sequence[str],
     nlp: Any,
     label_map: Mapping[str, str] = DEFAULT_LABEL_MAP,
-    batch_size: int = 64,
+    batch_size: int = DEFAULT_NER_BATCH,
 ) -> list[tuple[EntitySpan, ...]]:
     """Entity spans of every text, mapped to categories; placeholders never become entities.
 
@@ -218,7 +219,7 @@ def annotate_chunks(
     chunks: Sequence[Chunk],
     nlp: Any,
     label_map: Mapping[str, str] = DEFAULT_LABEL_MAP,
-    batch_size: int = 64,
+    batch_size: int = DEFAULT_NER_BATCH,
 ) -> list[Chunk]:
     """The chunks with their entities found by NER (one ``nlp.pipe`` over all of them)."""
     spans = extract_entities([c.text for c in chunks], nlp, label_map, batch_size)

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..config import DEFAULT_NER_BATCH
 from ..corpus import EntitySpan
 from .entities import extract_entities, validate_label_map
 
@@ -89,7 +90,7 @@ class EntityCache:
         for old in merge:
             old.unlink(missing_ok=True)
 
-    def extract(self, texts: Sequence[str], nlp: Any, label_map: Mapping[str, str], batch_size: int = 64
+    def extract(self, texts: Sequence[str], nlp: Any, label_map: Mapping[str, str], batch_size: int = DEFAULT_NER_BATCH
                 ) -> list[tuple[EntitySpan, ...]]:
         """Like ``entities.extract_entities``, but only texts not seen before go through spaCy."""
         cached = self._load()

@@ -31,7 +31,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..config import PLACEHOLDER_PATTERN
+from ..config import DEFAULT_NER_BATCH, PLACEHOLDER_PATTERN
 from ..corpus import Corpus
 from .layouts import looks_like_name
 from .nicknames import FORMAL, NICKNAMES
@@ -164,7 +164,7 @@ def names_in_title_context(
 
 
 def detect_names(
-    texts: Sequence[str], nlp: Any, cache_dir: str | Path | None = None, batch_size: int = 64
+    texts: Sequence[str], nlp: Any, cache_dir: str | Path | None = None, batch_size: int = DEFAULT_NER_BATCH
 ) -> list[list[str]]:
     """Names in title context of every text, in order of first mention (one ``nlp.pipe``)."""
     from .entity_cache import EntityCache, pipeline_fingerprint
