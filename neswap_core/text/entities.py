@@ -44,6 +44,7 @@ from ..corpus import Chunk, EntitySpan, chunk_id
 from ..errors import ConfigError, ModelMissingError, NeswapError
 
 EXCLUDED_PIPES = ["tagger", "parser", "attribute_ruler", "lemmatizer", "senter"]
+PLACEHOLDER_PIPE = "neswap_placeholders"
 PLACEHOLDER_LABEL = "NESWAP_PLACEHOLDER"
 MANUAL_LABEL = "MANUAL"
 _PLACEHOLDER_RE = re.compile(PLACEHOLDER_PATTERN)
@@ -58,10 +59,10 @@ def _register_placeholder_component() -> None:
     from spacy.language import Language
     from spacy.util import filter_spans
 
-    if Language.has_factory("neswap_placeholders"):
+    if Language.has_factory(PLACEHOLDER_PIPE):
         return
 
-    @Language.component("neswap_placeholders")
+    @Language.component(PLACEHOLDER_PIPE)
     def mark_placeholders(doc: Any) -> Any:
         spans = [
             doc.char_span(m.start(), m.end(), label=PLACEHOLDER_LABEL, alignment_mode="expand")
@@ -94,7 +95,7 @@ def load_ner(
     if "ner" not in nlp.pipe_names:
         raise ConfigError(f"The spaCy pipeline {model!r} has no 'ner' component; choose another.")
     _register_placeholder_component()
-    nlp.add_pipe("neswap_placeholders", before="ner")
+    nlp.add_pipe(PLACEHOLDER_PIPE, before="ner")
     add_gazetteer(nlp, patterns)
     return nlp
 

@@ -1,0 +1,67 @@
+"""LazyNer (issue 14): the fingerprint without spaCy equals the loaded pipeline's, and a run whose
+entities are all cached never imports spaCy."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from neswap_core.config import DEFAULT_LABEL_MAP, SPACY_PACKAGES
+from neswap_core.text.entities import load_ner
+from neswap_core.text.entity_cache import pipeline_fingerprint
+from neswap_core.text.lazy_ner import LazyNer, package_meta
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _installed(model: str) -> bool:
+    return package_meta(model) is not None
+
+
+@pytest.mark.parametrize("model", sorted(SPACY_PACKAGES))
+def test_unloaded_answers_equal_the_loaded_pipeline(model):
+    if not _installed(model):
+        pytest.skip(f"{model} is not installed")
+    lazy = LazyNer(model)
+    unloaded = (lazy.meta["lang"], lazy.meta["name"], lazy.meta["version"], lazy.pipe_names,
+                pipeline_fingerprint(lazy, DEFAULT_LABEL_MAP))
+    assert not lazy.is_loaded
+    nlp = load_ner(model)
+    assert unloaded == (nlp.meta["lang"], nlp.meta["name"], nlp.meta["version"], nlp.pipe_names,
+                        pipeline_fingerprint(nlp, DEFAULT_LABEL_MAP))
+
+
+def test_it_loads_on_first_real_use_and_then_answers_from_the_pipeline():
+    lazy = LazyNer()
+    doc = lazy("Apple opened a store in Paris.")
+    assert lazy.is_loaded
+    assert {e.text for e in doc.ents} >= {"Apple", "Paris"}
+    assert lazy.pipe_names == lazy.loaded().pipe_names
+
+
+def test_an_unknown_pipeline_fails_with_the_install_advice_when_used():
+    lazy = LazyNer("no_such_pipeline_xyz")
+    with pytest.raises(Exception, match="no_such_pipeline_xyz"):
+        lazy.pipe_names  # noqa: B018
+
+
+@pytest.mark.slow
+def test_a_warm_prepare_never_imports_spacy(tmp_path):
+    """Second prepare of the same corpus: every entity comes from the cache, spaCy stays out."""
+    script = (
+        "import sys\n"
+        "from neswap_core.config import RunConfig\n"
+        "from neswap_core.pipeline import prepare_path\n"
+        f"cfg = RunConfig(cache_dir={str(tmp_path / 'cache')!r})\n"
+        f"p = prepare_path({str(ROOT / 'data' / 'sample')!r}, cfg, processes=1)\n"
+        "print(len(p.chunks), sum(len(c.entities) for c in p.chunks), 'spacy' in sys.modules)\n"
+    )
+    runs = [subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                           text=True, check=True).stdout.split() for _ in range(2)]
+    cold, warm = runs
+    assert cold[2] == "True"  # the first run had to tag
+    assert warm[:2] == cold[:2]  # same chunks and entities
+    assert warm[2] == "False"  # ... and the second never imported spaCy
