@@ -104,6 +104,7 @@ def one_size(n: int, workdir: Path, real: bool, source: Path | None, backend: st
 
     from neswap_core.analysis import fit_mixture, release_inputs, sweep_for_config
     from neswap_core.config import RunConfig
+    from neswap_core.engines.lanes import default_processes
     from neswap_core.models.embedding import Embedder
     from neswap_core.pipeline import clean_corpus, prepare
     from neswap_core.release.export import corpus_files, document_texts, write_files
@@ -122,11 +123,11 @@ def one_size(n: int, workdir: Path, real: bool, source: Path | None, backend: st
         pool = sentence_pool(clean_corpus(load_corpus(DEV)).corpus)
         corpus = synthetic_corpus(pool, documents_for_chunks(n), random_state=n)
         prepared = stages.run("prepare", prepare, corpus, cfg, embedder=embedder,
-                              embeddings_path=workdir / "embeddings.npy", parallel_ner=True)
+                              embeddings_path=workdir / "embeddings.npy",
+                              processes=default_processes())
         cpu = prepared.cpu_seconds
         for k in ("chunking", "ner", "embedding"):
-            stage_cpu = cpu.get("ner_worker", 0.0) if k == "ner" else cpu.get(k, float("nan"))
-            stages.rows[f"  {k}"] = {"s": prepared.timings[k], "cpu_s": stage_cpu,
+            stages.rows[f"  {k}"] = {"s": prepared.timings[k], "cpu_s": cpu.get(k, float("nan")),
                                      "peak_gb": float("nan")}
         chunks, x, clean = prepared.chunks, np.asarray(prepared.embeddings), prepared.clean.corpus
         with open(workdir / "prepared.pkl", "wb") as handle:

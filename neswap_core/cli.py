@@ -88,8 +88,9 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     else:
         bar = _Bar("prepare")
         try:
+            extra = {} if args.processes is None else {"processes": args.processes}
             prepared = prepare_path(
-                corpus, config, progress=bar, embeddings_path=out / "embeddings.npy"
+                corpus, config, progress=bar, embeddings_path=out / "embeddings.npy", **extra
             )
         finally:
             bar.close()
@@ -558,7 +559,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--engine",
         choices=["local", "ray"],
         default="local",
-        help="local: this process, streaming (default); ray: Ray Data stages on a cluster",
+        help="local: this machine, documents shared by --processes processes (default); "
+        "ray: Ray Data stages on a cluster",
+    )
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=None,
+        help="processes of the local engine (default: one per CPU, at most 4; each holds its "
+        "own models, ~0.5 GB)",
     )
     p.add_argument(
         "--address",

@@ -7,6 +7,7 @@ and the CLI runs them in sequence; ``prepare`` is the whole chain with timings.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -308,7 +309,8 @@ def prepare(
     """
     from .engines.lanes import run_in_lanes
     from .models.embedding import Embedder
-    from .text.entities import EntityFilter, apply_corrections, load_ner
+    from .text.entities import EntityFilter, apply_corrections
+    from .text.lazy_ner import LazyNer
 
     config = config or RunConfig()
     timings: dict[str, float] = {}
@@ -316,7 +318,7 @@ def prepare(
     say = progress or (lambda f, m: None)
     with _timed(timings, "load_models", cpu):
         say(0.0, "Loading models")
-        nlp = nlp or load_ner(config.spacy_model)
+        nlp = nlp or LazyNer(config.spacy_model)  # spaCy imported only if a text needs tagging
         embedder = embedder or Embedder(  # loads its model on first use, in each process
             config.embedding_model, config.cache_dir, backend=config.embedding_backend
         )
@@ -329,6 +331,8 @@ def prepare(
                              entity_filter, embed=False)
 
     say(0.02, message)
+    if processes > 1:  # the processes are the parallelism: one intra-op thread each (ONNX
+        os.environ.setdefault("OMP_NUM_THREADS", "1")  # would take every core per process)
     start = time.perf_counter()
     outputs, worker_cpu = run_in_lanes(
         run_batch, len(documents), processes, batch_documents,

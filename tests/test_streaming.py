@@ -6,14 +6,15 @@ import hashlib
 import os
 import time
 from dataclasses import replace
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from neswap_core.config import RunConfig
-from neswap_core.models.embedding import Embedder
 from neswap_core.engines.lanes import batch_size, run_in_lanes
+from neswap_core.models.embedding import Embedder
 from neswap_core.pipeline import embed_chunks, prepare
 from neswap_core.text.loading import load_corpus
 
@@ -58,7 +59,7 @@ def test_lanes_return_every_batch_once_in_order_from_both_processes():
     results, worker_cpu = run_in_lanes(_square_sum, 40, processes=2, batch_documents=3)
     spans = [(lo, hi) for lo, hi, _, _ in results]
     assert spans[0][0] == 0 and spans[-1][1] == 40
-    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))  # contiguous, in order
+    assert all(a[1] == b[0] for a, b in pairwise(spans))  # contiguous, in order
     assert sum(r[3] for r in results) == sum(i * i for i in range(40))
     assert len({pid for _, _, pid, _ in results}) == 2  # both processes took batches
     assert worker_cpu > 0
