@@ -305,7 +305,9 @@ def prepare(
     are gathered into ``embeddings_path`` (memory-mapped) when given. The output is the same
     whatever the batch size or number of processes. ``timings``/``cpu_seconds`` per stage are
     summed over the processes (``cpu_seconds["workers"]``: the forked workers' total), and
-    ``timings["lanes"]`` is the wall time of the shared part.
+    ``timings["lanes"]`` is the wall time of the shared part. With ``processes > 1`` an
+    ``embedder`` passed in must not have loaded its model yet: every process loads its own (a
+    forked PyTorch or ONNX Runtime thread pool can hang); ``Embedder`` loads on first use.
     """
     from .engines.lanes import run_in_lanes
     from .models.embedding import Embedder
@@ -371,7 +373,8 @@ def prepare(
 def prepare_path(path: str | Path, config: RunConfig | None = None, **kwargs) -> Prepared:
     """Load a corpus from disk and prepare it (the CLI's and the benchmarks' entry point).
 
-    Runs in ``engines.lanes.default_processes()`` processes unless ``processes`` is passed (see ``prepare``).
+    Runs in ``engines.lanes.default_processes()`` processes unless ``processes`` is passed
+    (see ``prepare``).
     """
     from .engines.lanes import default_processes
 
