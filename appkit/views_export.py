@@ -208,24 +208,6 @@ def _bundle(key: str, _export: Export, _stage, options: tuple) -> Bundle:
 
 
 # --- the HTML report ------------------------------------------------------------------------------------
-#: Columns of the tables shown in the report, in order (every column is in key/'s CSV files).
-REPORT_COLUMNS: dict[str, tuple[str, ...]] = {
-    "releases": ("release_id", "combination", "swaps", "swap_rate", "du", "dr", "chunk_accuracy",
-                 "document_accuracy", "words_unchanged", "chunks_changed"),
-    "swap_log.csv": ("step", "doc_a", "doc_b", "protected_a", "protected_b", "cluster",
-                     "exchanged", "review", "note"),
-    "changes.csv": ("kind", "round", "chunk_id", "partner_chunk_id", "before", "after"),
-}
-#: Rows of a change log shown in the report (the CSV in key/ has every row).
-REPORT_ROWS = 50
-LOG_TITLES = {"swap_log.csv": "Swap log (pairs in the release)",
-              "changes.csv": "Changes in the release (plan)"}
-
-
-def _columns(frame: pd.DataFrame, which: str) -> pd.DataFrame:
-    return frame[[c for c in REPORT_COLUMNS[which] if c in frame.columns]]
-
-
 def report_html(export: Export, config: RunConfig, table: pd.DataFrame, pitman: pd.DataFrame,
                 figure, choice_message: str = "", protection: tuple[dict, dict] | None = None,
                 candidates: pd.DataFrame | None = None) -> str:
@@ -234,6 +216,7 @@ def report_html(export: Export, config: RunConfig, table: pd.DataFrame, pitman: 
     frontier and tables with plain labels, the settings of run.toml (release/export.py)."""
     from neswap_core.release.export import before_after_examples, html_report
     from neswap_core.release.frontier import frontier_mask
+    from neswap_core.release.report_parts import log_table, report_columns
 
     facts = {"release": export.sentence, "your review": export.review_sentence(), **export.facts}
     if choice_message:
@@ -241,16 +224,15 @@ def report_html(export: Export, config: RunConfig, table: pd.DataFrame, pitman: 
     if protection is not None:
         facts.update(protection[0])
     front = table[frontier_mask(table["du"].to_numpy(float), table["dr"].to_numpy(float))]
-    log = _columns(export.log, export.log_name)
-    title = LOG_TITLES[export.log_name]
-    if len(log) > REPORT_ROWS:
-        title += f" — the first {REPORT_ROWS} of {len(log)}; all in key/{export.log_name}"
-    tables = {**(protection[1] if protection is not None else {}), title: log.head(REPORT_ROWS),
-              "Frontier releases": _columns(front, "releases"),
+    title, log = log_table(export.log, export.log_name)
+    tables = {**(protection[1] if protection is not None else {}), title: log,
+              "Frontier releases": report_columns(front, "releases"),
               "Pitman estimates per combination (the paper's Table 1)": pitman}
     if candidates is not None and len(candidates):
-        tables["Plan candidates"] = _columns(candidates[candidates["source"] == "plan"], "releases")
-    tables["All paper releases (every column in key/releases.csv)"] = _columns(table, "releases")
+        tables["Plan candidates"] = report_columns(candidates[candidates["source"] == "plan"],
+                                                   "releases")
+    tables["All paper releases (every column in key/releases.csv)"] = report_columns(table,
+                                                                                     "releases")
     chart = "<h2>Risk–utility frontier</h2>" + figure.to_html(
         include_plotlyjs=True, full_html=False, default_width="100%", config={"responsive": True},
         div_id="neswap-frontier")  # a fixed id: the same release gives the same report

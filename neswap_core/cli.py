@@ -309,12 +309,16 @@ def key_attack_csv(run: ReleaseRun) -> bytes:
     return _csv_bytes(_attack(run)[1])
 
 
-def key_audit_json(run: ReleaseRun) -> bytes:
-    """audit.json: the kNN Rényi divergence audit before and after the written release (SPEC §9).
+def _audit(run: ReleaseRun) -> dict:
+    """audit.json's contents: the kNN Rényi divergence audit before and after the written
+    release (SPEC §9), computed once per run.
 
     Per document (its chunks against all others) and for the corpus (the largest ε), with the
     permutation floor; only the changed chunks are embedded again (through the cache).
     """
+    cached = run.__dict__.get("_audit")
+    if cached is not None:
+        return cached
     from .check.audit import audit_comparison, audit_release, released_embeddings
 
     ctx = run.outcome.sweep.ctx
@@ -322,7 +326,7 @@ def key_audit_json(run: ReleaseRun) -> bytes:
     after = released_embeddings(ctx.embeddings, _changed(run), ctx.embed)
     before_audit, after_audit = audit_release(ctx.embeddings, after, groups)
     table = audit_comparison(before_audit, after_audit).reset_index()
-    return _json_bytes({
+    result = {
         "before": before_audit.to_dict(),
         "after": after_audit.to_dict(),
         "corpus_epsilon_before": before_audit.epsilon_,
@@ -330,10 +334,69 @@ def key_audit_json(run: ReleaseRun) -> bytes:
         "documents": table.to_dict("records"),
         "note": "ε is read against the permutation floor (the estimator's bias at no true "
                 "divergence), not against 0.",
-    })
+    }
+    run.__dict__["_audit"] = result
+    return result
 
 
-#: key/ files of a release, one function each (another module may add entries).
+def key_audit_json(run: ReleaseRun) -> bytes:
+    return _json_bytes(_audit(run))
+
+
+def key_report_html(run: ReleaseRun) -> bytes:
+    """report.html: the written release in sentences, measured protection (attack.json,
+    audit.json), before/after examples, change log, frontier and tables, settings, corrections
+    and review decisions — the report the app's Export page writes, without its chart."""
+    import dataclasses
+
+    import pandas as pd
+
+    from .release.export import before_after_examples, html_report
+    from .release.frontier import frontier_mask
+    from .release.report_parts import log_table, protection_facts, report_columns
+    from .release.swapping import swap_log
+
+    outcome, prepared = run.outcome, run.prepared
+    written = written_release(run) or {}
+    chosen = written.get("sentence") or f"release {written.get('release_id')}"
+    review = _review_summary(run)
+    facts = {
+        "corpus": f"{len(prepared.raw)} documents, {len(prepared.chunks)} passages",
+        "release": f"{written.get('release_id')}: {chosen}",
+        "why this release": written.get("why", ""),
+        "your review": review if isinstance(review, str) else (
+            f"{review['decisions']} decisions in run.toml, {review['rejected']} rejected; "
+            f"{review['released']} of {review['generated']} changes released"),
+    }
+    if written.get("message"):
+        facts["goal"] = written["message"]
+    if outcome.choice.message:
+        facts["trade-off line"] = outcome.choice.message
+    facts.update(protection_facts(_attack(run)[0], _audit(run)))
+    changes = (run.plans or {}).get("changes")
+    title, log = (log_table(changes, "changes.csv") if changes is not None
+                  else log_table(swap_log(run.records), "swap_log.csv"))
+    table = outcome.table
+    front = table[frontier_mask(table["du"].to_numpy(float), table["dr"].to_numpy(float))]
+    tables = {title: log, "Frontier releases": report_columns(front, "releases"),
+              "Pitman estimates per combination (the paper's Table 1)":
+                  outcome.sweep.pitman_table(run.config.population)}
+    candidates = (run.plans or {}).get("table")
+    if candidates is not None and len(candidates):
+        tables["Plan candidates"] = report_columns(candidates[candidates["source"] == "plan"],
+                                                   "releases")
+    tables["All paper releases (every column in key/releases.csv)"] = report_columns(table,
+                                                                                     "releases")
+    base = outcome.sweep.ctx.chunks
+    changed = _changed(run)
+    released = [dataclasses.replace(c, text=changed.get(i, c.text)) for i, c in enumerate(base)]
+    decisions = pd.DataFrame(run.config.decisions) if run.config.decisions else None
+    page = html_report("neswap release report", chosen, facts, tables,
+                       settings=run.config.to_dict(), corrections=run.config.corrections,
+                       decisions=decisions, examples=before_after_examples(base, released))
+    return page.encode("utf-8")
+
+
 KEY_FILES: dict[str, Callable[[ReleaseRun], bytes]] = {
     "swap_log.csv": key_swap_log,
     "releases.csv": key_releases,
@@ -345,6 +408,7 @@ KEY_FILES: dict[str, Callable[[ReleaseRun], bytes]] = {
     "attack.json": key_attack_json,
     "attack.csv": key_attack_csv,
     "audit.json": key_audit_json,
+    "report.html": key_report_html,
 }
 
 

@@ -1,6 +1,7 @@
 """The CLI end to end on the bundled sample: prepare's outputs, a bit-for-bit release rerun, errors."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +65,13 @@ def test_release_is_reproducible_bit_for_bit(tmp_path):
         pd.read_csv(out / "key" / "pseudonyms.csv")["doc_id"])
     assert audit["corpus_epsilon_before"] > 0 and audit["corpus_epsilon_after"] > 0
     assert audit["before"]["alphas"] == audit["after"]["alphas"] and len(audit["after"]["curves"])
+    # key/report.html: the readable report (was only written by the app's Export page)
+    html = (out / "key" / "report.html").read_text()
+    assert report["written"]["release_id"] in html and "why this release" in html
+    assert "in-corpus attacker" in html and "chunk accuracy" in html  # measured protection
+    assert f"corpus ε {audit['corpus_epsilon_before']:.3f} before the release" in html
+    assert "Before and after" in html and "Swap log (pairs in the release)" in html
+    assert "<script src" not in html and "http" not in re.sub(r"https?://www\.w3\.org", "", html)
 
 
 def test_config_prints_loadable_toml(tmp_path, capsys):

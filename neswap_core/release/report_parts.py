@@ -1,0 +1,67 @@
+"""What the release report (key/report.html) shows, shared by the app's Export page and the CLI.
+
+Which columns of each table are shown (every column stays in key/'s CSV files), how much of a
+change log is shown, and the measured protection (SPEC §8–§9) in sentences from the contents of
+attack.json and audit.json, so a report written by ``release`` reads like the app's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+#: Columns of the tables shown in the report, in order.
+REPORT_COLUMNS: dict[str, tuple[str, ...]] = {
+    "releases": ("release_id", "combination", "swaps", "swap_rate", "du", "dr", "chunk_accuracy",
+                 "document_accuracy", "words_unchanged", "chunks_changed"),
+    "swap_log.csv": ("step", "doc_a", "doc_b", "protected_a", "protected_b", "cluster",
+                     "exchanged", "review", "note"),
+    "changes.csv": ("kind", "round", "chunk_id", "partner_chunk_id", "before", "after"),
+}
+#: Rows of a change log shown in the report (the CSV in key/ has every row).
+REPORT_ROWS = 50
+LOG_TITLES = {"swap_log.csv": "Swap log (pairs in the release)",
+              "changes.csv": "Changes in the release (plan)"}
+
+
+def report_columns(frame: pd.DataFrame, which: str) -> pd.DataFrame:
+    """``frame`` with the report's columns for table ``which`` (those it has), in order."""
+    return frame[[c for c in REPORT_COLUMNS[which] if c in frame.columns]]
+
+
+def log_table(log: pd.DataFrame, log_name: str) -> tuple[str, pd.DataFrame]:
+    """(title, first rows) of a change log for the report; the title says when rows are cut."""
+    title = LOG_TITLES[log_name]
+    if len(log) > REPORT_ROWS:
+        title += f" — the first {REPORT_ROWS} of {len(log)}; all in key/{log_name}"
+    return title, report_columns(log, log_name).head(REPORT_ROWS)
+
+
+def protection_facts(attack: Mapping | None, audit: Mapping | None) -> dict[str, str]:
+    """Sentences of the measured protection from attack.json's and audit.json's contents."""
+    facts: dict[str, str] = {}
+    for name, entry in ((attack or {}).get("attackers") or {}).items():
+        pre, post = entry.get("pre_release"), entry.get("release")
+        if not pre or not post:
+            continue
+        text = (f"chunk accuracy {_share(pre.get('chunk_top1'))} before the release, "
+                f"{_share(post.get('chunk_top1'))} after; documents named "
+                f"{pre.get('documents_named')} before, {post.get('documents_named')} after, of "
+                f"{post.get('n_documents')}; {post.get('n_changed')} passages changed (chance "
+                f"{_share(post.get('chance'))})")
+        if entry.get("note"):
+            text += f". {entry['note']}"
+        facts[f"{name} attacker"] = text
+    if audit:
+        before, after = audit.get("corpus_epsilon_before"), audit.get("corpus_epsilon_after")
+        if before is not None and after is not None:
+            facts["divergence audit"] = (
+                f"corpus ε {before:.3f} before the release, {after:.3f} after (the largest "
+                "document's divergence from the rest; read against the permutation floor, "
+                "per document in key/audit.json)")
+    return facts
+
+
+def _share(value) -> str:
+    return "–" if value is None else f"{float(value):.3f}"
