@@ -1,14 +1,18 @@
 """Step 7 · Check: the chosen release's measured protection — the re-identification attack
 (the paper's Tables 2 and 3) and the divergence audit with its (ε, δ) (SPEC §8, §9)."""
 
+import os
+
 import streamlit as st
 
 from appkit import views_check as vc
 from appkit import views_frontier as vf
+from appkit import views_llm as vl
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
 from appkit.state import current
 from appkit.widgets import fmt_number, user_errors
+from neswap_core.check.llm import ENV_KEY, ENV_MODEL, ENV_URL
 
 st.title("7 · Check")
 st.markdown(
@@ -111,6 +115,50 @@ with user_errors(stop=False):
         st.caption("Weight: over the document's released passages, the sum of each term's tf-idf "
                    "times the attacker's coefficient for the true company. Candidates for a "
                    "term swap or redaction on **4 · Swaps**.")
+
+# --- the optional LLM attacker (SPEC §8) ------------------------------------------------------------
+with st.expander("LLM attacker (optional): ask a chat model to name the company"):
+    st.markdown(
+        "Sends passages to an OpenAI-compatible chat endpoint with the paper's prompt (\"guess "
+        "the company… reply only with the ticker\") and counts how often its answer is right. "
+        "**The text leaves this machine** unless the endpoint runs here (e.g. a local model "
+        "server on 127.0.0.1). Nothing is sent until you confirm; answers are cached, so asking "
+        "again sends nothing new. The API key stays in this browser session and is never saved.")
+    url_col, model_col = st.columns(2)
+    llm_url = url_col.text_input("Endpoint URL", key="ck_llm_url",
+                                 value=os.environ.get(ENV_URL, ""),
+                                 placeholder="http://127.0.0.1:8000/v1")
+    llm_model = model_col.text_input("Model", key="ck_llm_model",
+                                     value=os.environ.get(ENV_MODEL, ""))
+    key_col, rate_col = st.columns(2)
+    llm_key = key_col.text_input("API key (if the endpoint needs one)", type="password",
+                                 key="ck_llm_key", value=os.environ.get(ENV_KEY, ""))
+    llm_rate = rate_col.number_input("Requests per minute", min_value=1, max_value=6000,
+                                     value=60, step=10, key="ck_llm_rate")
+    llm = vl.llm_settings(llm_url, llm_model, llm_key, llm_rate)
+    n_documents = len(stage.clean().corpus.documents)
+    if llm.enabled and not llm.stays_on_this_machine:
+        st.warning(f"{llm.endpoint} is not on this machine: the passages will leave it.")
+    confirmed = st.checkbox(f"Send {vl.what_is_sent(changed, n_documents)} to "
+                            f"{llm.endpoint if llm.enabled else 'the endpoint'}",
+                            key="ck_llm_confirm", disabled=not llm.enabled)
+    release_key = vc.changes_key(changed)
+    if st.button("Run the LLM attacker", key="ck_llm_run", disabled=not (llm.enabled and confirmed),
+                 help="Fill in the endpoint and the model, then tick the box above."):
+        with user_errors(stop=False), st.spinner("Asking the LLM…"):
+            st.session_state["ck_llm_result"] = (release_key, vl.run_llm_attack(
+                stage, release, changed, llm))
+    stored = st.session_state.get("ck_llm_result")
+    if stored is not None and stored[0] == release_key:
+        result = stored[1]
+        st.info(vl.llm_sentence(result))
+        llm_cols = st.columns(3)
+        llm_cols[0].metric("Changed passages named by the LLM", vc.pct(result["changed_post_top1"]),
+                           help=f"Before the release: {vc.pct(result['changed_pre_top1'])}.")
+        llm_cols[1].metric("Documents named by the LLM", vc.pct(result.get("document_accuracy")))
+        llm_cols[2].metric("McNemar p (LLM)", fmt_number(result["mcnemar_p"]))
+    elif stored is not None:
+        st.caption("The last LLM answers were for another release: run it again for this one.")
 
 # --- the divergence audit ------------------------------------------------------------------------------
 st.subheader("Divergence audit: how far is each document from the rest?")

@@ -49,6 +49,16 @@ class Evaluation:
         return result
 
 
+def company_candidates(corpus) -> dict[str, tuple[str, ...]]:
+    """{protected value: its documents' aliases}: the answers an LLM attacker's reply is matched
+    against (check/llm.py ``match_answer``)."""
+    candidates: dict[str, tuple[str, ...]] = {}
+    for d in corpus.documents:
+        value = corpus.protected_value(d)
+        candidates[value] = tuple(dict.fromkeys([*candidates.get(value, ()), *d.aliases]))
+    return candidates
+
+
 def fit_reading(corpus_path: str | Path, chunks: list[Chunk], corpus, protect: str):
     """The reading attacker of the corpus's ``attacker/`` folder, or None when it has none."""
     from ..text.loading import load_attacker
@@ -110,11 +120,7 @@ def evaluate_release(release: str | Path, corpus_path: str | Path | None = None)
     summary.update(release=str(release), corpus=corpus_path, **reading_notes(reading, pre))
     clean = prepared.clean.corpus
     companies = {d.doc_id: clean.protected_value(d) for d in clean.documents}
-    candidates: dict[str, tuple[str, ...]] = {}
-    for d in clean.documents:
-        candidates[companies[d.doc_id]] = tuple(
-            dict.fromkeys([*candidates.get(companies[d.doc_id], ()), *d.aliases])
-        )
+    candidates = company_candidates(clean)
     return Evaluation(
         summary,
         table,

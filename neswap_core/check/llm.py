@@ -70,6 +70,20 @@ class LLMSettings:
         url = self.url.rstrip("/")
         return url if url.endswith("/chat/completions") else url + "/chat/completions"
 
+    @property
+    def stays_on_this_machine(self) -> bool:
+        """True when the endpoint is this machine (loopback): nothing leaves it."""
+        import ipaddress
+        from urllib.parse import urlparse
+
+        host = (urlparse(self.url).hostname or "").lower()
+        if host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return False
+
 
 def normalise(text: str) -> str:
     """Upper case, punctuation removed, whitespace collapsed."""
