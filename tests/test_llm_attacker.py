@@ -143,3 +143,12 @@ def test_release_measures_send_only_changed_chunks_and_documents(server, tmp_pat
     assert m["table"] == [[0, 1], [0, 0]] and m["mcnemar_p"] == 1.0
     assert m["document_accuracy"] == 0.5 and m["n_documents"] == 2
     assert len(server.requests) == 4  # 1 pre + 1 post chunk + 2 documents
+
+
+@pytest.mark.parametrize("url, local", [
+    ("http://127.0.0.1:8000/v1", True), ("http://localhost:8000/v1", True),
+    ("http://[::1]:8000/v1", True), ("http://127.0.0.2/v1", True),
+    ("https://api.example.com/v1", False), ("http://10.0.0.5:8000/v1", False), ("", False),
+])
+def test_the_app_warns_unless_the_endpoint_is_this_machine(url, local):
+    assert LLMSettings(url=url, model="m").stays_on_this_machine is local
