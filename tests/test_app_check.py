@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 from neswap_core.check.audit import RenyiAudit, released_embeddings
 from neswap_core.store import Workspace
 from tests.app_workspace import small_workspace
+from tests.chat_endpoint import chat_endpoint
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -220,28 +221,8 @@ def test_an_uploaded_attacker_reading_replaces_the_in_corpus_attacker(workspace)
 @pytest.fixture
 def always_aph():
     """An OpenAI-compatible endpoint on 127.0.0.1 that answers "APH" to every passage."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    class Answer(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 (http.server's naming)
-            self.server.texts.append(json.loads(self.rfile.read(
-                int(self.headers["Content-Length"])))["messages"][-1]["content"])
-            body = json.dumps({"choices": [{"message": {"role": "assistant", "content": "APH"}}]})
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(body.encode())
-
-        def log_message(self, *args):
-            pass
-
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
-    srv.texts = []
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+    with chat_endpoint(lambda text: "APH") as srv:
+        yield srv
 
 
 def test_llm_attacker_runs_only_when_confirmed_and_counts_right(workspace, always_aph, tmp_path,
@@ -259,7 +240,7 @@ def test_llm_attacker_runs_only_when_confirmed_and_counts_right(workspace, alway
     at.text_input(key="ck_llm_url").set_value(f"http://{host}:{port}/v1")
     at.text_input(key="ck_llm_model").set_value("fake-1").run()
     assert at.button(key="ck_llm_run").disabled  # not confirmed yet
-    assert not always_aph.texts
+    assert not always_aph.requests
     at.checkbox(key="ck_llm_confirm").check().run()
     at.button(key="ck_llm_run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
@@ -268,7 +249,7 @@ def test_llm_attacker_runs_only_when_confirmed_and_counts_right(workspace, alway
     changed = changed_chunks(release)
     base = release.sweep.ctx.chunks
     n_docs = len(stage.clean().corpus.documents)
-    assert len(always_aph.texts) == 2 * len(changed) + n_docs
+    assert len(always_aph.requests) == 2 * len(changed) + n_docs
     amphenol = "Amphenol Corporation"  # APH is one of its aliases (data/sample/aliases.csv)
     aph = [base[p].protected == amphenol for p in sorted(changed)]
     assert 0 < len(changed) < len(base)
@@ -279,5 +260,5 @@ def test_llm_attacker_runs_only_when_confirmed_and_counts_right(workspace, alway
     assert next(m.value for m in at.metric if m.label == "Documents named by the LLM") == \
         f"{100 * docs_aph / n_docs:.0f} %"
     at.button(key="ck_llm_run").click().run()  # the cache answers: nothing new is sent
-    assert len(always_aph.texts) == 2 * len(changed) + n_docs
+    assert len(always_aph.requests) == 2 * len(changed) + n_docs
     assert "(0 new request(s)" in next(i.value for i in at.info if i.value.startswith("The LLM"))

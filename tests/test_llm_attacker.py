@@ -2,52 +2,21 @@
 
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import pytest
 
 from neswap_core.check.llm import PROMPT, LLMAttacker, LLMSettings, llm_accuracy, match_answer
 from neswap_core.errors import AttackError, ConfigError
+from tests.chat_endpoint import chat_endpoint
 
 CANDIDATES = {"Acme Corporation": ("ACME", "Acme"), "Globex Inc": ("GLBX", "Globex")}
 CLUES = {"anvils": "ACME", "reactors": "glbx."}  # the fake model answers with a clue's ticker
 
 
-class _Fake(BaseHTTPRequestHandler):
-    """Answers like /v1/chat/completions; every request whose number is in ``fail`` gets 429."""
-
-    def do_POST(self):  # noqa: N802 (http.server's naming)
-        server = self.server
-        server.requests.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-        server.auth.append(self.headers.get("Authorization"))
-        if len(server.requests) in server.fail:
-            self.send_response(server.fail_code)
-            self.send_header("Retry-After", "0")
-            self.end_headers()
-            return
-        text = server.requests[-1]["messages"][-1]["content"]
-        answer = next((t for clue, t in CLUES.items() if clue in text), "I am not sure")
-        body = json.dumps({"choices": [{"message": {"role": "assistant", "content": answer}}]})
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.end_headers()
-        self.wfile.write(body.encode())
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
 def server():
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Fake)
-    srv.requests, srv.auth, srv.fail, srv.fail_code = [], [], set(), 429
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+    with chat_endpoint(lambda text: next((t for clue, t in CLUES.items() if clue in text),
+                                         "I am not sure")) as srv:
+        yield srv
 
 
 def _settings(server, tmp_path, **kw) -> LLMSettings:
