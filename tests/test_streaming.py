@@ -72,6 +72,23 @@ def _fail_at_seven(lo, hi):
     return lo
 
 
+_PARENT = os.getpid()
+
+
+def _worker_dies(lo, hi):
+    time.sleep(0.01)
+    if os.getpid() != _PARENT:
+        os._exit(1)  # as the kernel's out-of-memory killer would end it
+    return lo
+
+
+def test_a_worker_that_dies_is_a_clear_error_not_a_hang():
+    from neswap_core.errors import NeswapError
+
+    with pytest.raises(NeswapError, match="worker process died"):
+        run_in_lanes(_worker_dies, 20, processes=2, batch_documents=2)
+
+
 @pytest.mark.parametrize("processes", [1, 2])
 def test_an_error_in_any_process_is_raised_to_the_caller(processes):
     with pytest.raises(ValueError, match="document 7"):
