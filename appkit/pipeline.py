@@ -65,11 +65,13 @@ def embedder():
     return Embedder(DEFAULT_EMBEDDING_MODEL, CACHE_DIR)
 
 
-@st.cache_resource(show_spinner=False)  # announced by Stage.load's progress display
+@st.cache_resource(show_spinner=False)
 def ner_model():
-    from neswap_core.text.entities import load_ner
+    """The NER pipeline, imported and loaded only when a text must be tagged (LazyNer): a
+    server restarted on warm disk caches never imports spaCy."""
+    from neswap_core.text.lazy_ner import LazyNer
 
-    return load_ner(DEFAULT_SPACY_MODEL)
+    return LazyNer(DEFAULT_SPACY_MODEL)
 
 
 # --- corpus -----------------------------------------------------------------------------------------
@@ -421,20 +423,19 @@ class Stage:
         return pitman_table(self.sweep_key, n, self.sweep())
 
 
-#: The preprocessing chain in order: (what the analyst reads, Stage method or model loader,
-#: estimated seconds on a cold start of the bundled sample; only their ratios matter).
+#: The preprocessing chain in order: (what the analyst reads, Stage method, estimated seconds on
+#: a cold start of the bundled sample; only their ratios matter). The models load inside the
+#: first step that needs them (spaCy in "clean", MiniLM in "chunked"), and not at all when
+#: every text is in the disk caches.
 LOAD_STEPS: tuple[tuple[str, str, float], ...] = (
     ("reading the corpus", "corpus", 1.0),
-    ("loading the spaCy English pipeline", "ner_model", 5.0),
     ("extracting the prepared remarks, finding executives, suppressing names and web addresses",
-     "clean", 8.0),
-    ("loading the sentence-embedding model (all-MiniLM-L6-v2)", "embedder", 8.0),
-    ("embedding sentence groups to find where the topic changes", "chunked", 30.0),
+     "clean", 13.0),
+    ("embedding sentence groups to find where the topic changes", "chunked", 38.0),
     ("finding named entities", "raw_chunks", 8.0),
     ("embedding the passages", "embeddings", 10.0),
     ("applying your corrections and the roles", "pre_swap", 2.0),
 )
-MODELS = {"ner_model": ner_model, "embedder": embedder}
 #: A step that returns faster than this was cached: it takes no share of the bar.
 CACHED_S = 0.25
 
@@ -455,9 +456,7 @@ def load_steps(stage: Stage, steps, report: Callable[[float, str], None]) -> Non
 
         sub(0.0)
         start = time.perf_counter()
-        if name in MODELS:
-            MODELS[name]()
-        elif name in ("chunked", "embeddings", "pre_swap"):
+        if name in ("chunked", "embeddings", "pre_swap"):
             getattr(stage, name)(sub)
         else:
             getattr(stage, name)()

@@ -57,18 +57,27 @@ Annealing: see ``anneal``; the choice of starts: see ``mixture``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
 
-try:  # MKL's float32 products; torch is installed for the embedding step (see EMData)
-    import torch
-except ImportError:  # pragma: no cover - numpy's BLAS then
-    torch = None
-
 from ..errors import ConfigError
 from .mixture_init import Starts
 from .mixture_sampling import FAMILIES
+
+
+@functools.lru_cache(maxsize=1)
+def _torch():
+    """torch for MKL's float32 products (installed for the embedding step, see EMData), or None
+    (numpy's BLAS then). Imported on the first mixed-precision fit, not with this module: the
+    import costs ~1 s that a warm app restart, which fits nothing, should not pay."""
+    try:
+        import torch
+    except ImportError:  # pragma: no cover
+        return None
+    return torch
+
 
 RHO_MAX = 1.0 - 1e-6
 TIGHT = 1e-3
@@ -187,9 +196,9 @@ class EMData:
         self.XTp = (np.ascontiguousarray(self.Xp.T)
                     if self.Xp is not X and self.Xp.nbytes <= TRANSPOSED_BYTES else None)
         self.q_direct = Q_DIRECT if self.Xp is X else Q_DIRECT_MIXED
-        use_torch = torch is not None and self.Xp is not X
-        self._xt = torch.from_numpy(self.Xp) if use_torch else None
-        self._xtt = torch.from_numpy(self.XTp) if use_torch and self.XTp is not None else None
+        torch = _torch() if self.Xp is not X else None
+        self._xt = torch.from_numpy(self.Xp) if torch is not None else None
+        self._xtt = torch.from_numpy(self.XTp) if torch is not None and self.XTp is not None else None
 
     def operand_rows(self, m: int) -> int:
         """Rows of the float32 operand that holds m component rows (zero padding)."""
@@ -199,9 +208,9 @@ class EMData:
         """rows · Xpᵀ in the products' precision, (≥ m, n) for rows (m, d), component-major
         (a transposed view when X has no transposed copy)."""
         if self._xtt is not None:
-            return (torch.from_numpy(rows.astype(np.float32)) @ self._xtt).numpy()
+            return (_torch().from_numpy(rows.astype(np.float32)) @ self._xtt).numpy()
         if self._xt is not None:
-            r = torch.from_numpy(np.ascontiguousarray(rows.T, dtype=np.float32))  # (d, m):
+            r = _torch().from_numpy(np.ascontiguousarray(rows.T, dtype=np.float32))  # (d, m):
             return (self._xt @ r).numpy().T  # faster than a transposed view (measured)
         if self.XTp is not None:
             return padded_rows(rows, self.Xp.dtype) @ self.XTp
@@ -210,7 +219,7 @@ class EMData:
     def sums(self, s: np.ndarray) -> np.ndarray:
         """s · Xp for float32 s (operand_rows(m), n), in float64, (operand_rows(m), d)."""
         if self._xt is not None:
-            return (torch.from_numpy(s) @ self._xt).numpy().astype(np.float64)
+            return (_torch().from_numpy(s) @ self._xt).numpy().astype(np.float64)
         # this operand order is the faster one for OpenBLAS float32 (measured)
         return (self.Xp.T @ s.T).T.astype(np.float64)
 
@@ -246,6 +255,7 @@ def e_step(data: EMData, state: EMState, family: str, cos: np.ndarray | None = N
 
 def _floored_exp(logp: np.ndarray) -> np.ndarray:
     """exp(max(logp, LOG_POSTERIOR_FLOOR)) in place (torch's kernels: 2–4× faster here)."""
+    torch = _torch()
     if torch is not None and logp.flags.c_contiguous:
         torch.from_numpy(logp).clamp_min_(LOG_POSTERIOR_FLOOR).exp_()
         return logp
