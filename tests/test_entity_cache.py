@@ -54,3 +54,29 @@ def test_fingerprint_follows_label_map_and_gazetteer():
     assert pipeline_fingerprint(nlp, {**DEFAULT_LABEL_MAP, "NORP": "Location"}) != base
     add_gazetteer(nlp, [("Product", "iX")])
     assert pipeline_fingerprint(nlp, DEFAULT_LABEL_MAP) != base
+
+
+def test_a_streaming_run_reads_each_shard_once(tmp_path, nlp, monkeypatch):
+    """One EntityCache per batch (as prepare makes them) used to re-read every shard: quadratic
+    in the corpus. Now a process reads a shard only once, never its own, and does read a shard
+    another process wrote meanwhile."""
+    import json
+
+    from neswap_core.text import entity_cache
+
+    reads = []
+    original = EntityCache._read_shard
+    monkeypatch.setattr(EntityCache, "_read_shard",
+                        lambda self, shard: (reads.append(shard.name), original(self, shard)))
+    fp = pipeline_fingerprint(nlp, DEFAULT_LABEL_MAP)
+    for i in range(5):  # five batches, five shards written by this process
+        EntityCache(tmp_path, fp).extract([f"Batch {i}: Apple opened a store in Paris."], nlp,
+                                          DEFAULT_LABEL_MAP)
+    assert reads == [] and len(list((tmp_path / "ner" / fp).glob("*.jsonl"))) == 5
+    other = tmp_path / "ner" / fp / "fromanotherprocess.jsonl"  # another process's shard
+    other.write_text(json.dumps({"k": entity_cache._key("Tesla is in Austin."),
+                                 "s": [[0, 5, "ORG", "Organization", "Tesla"]]}) + "\n")
+    counting = CountingNLP(nlp)
+    spans = EntityCache(tmp_path, fp).extract(["Tesla is in Austin."], counting, DEFAULT_LABEL_MAP)
+    assert reads == [other.name] and counting.seen == 0
+    assert spans[0][0].text == "Tesla"
