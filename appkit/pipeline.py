@@ -103,8 +103,31 @@ def load_source(source: str, protect: str, _payload: bytes | None = None) -> Cor
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def clean(source: str, protect: str, _corpus: Corpus) -> CleanCorpus:
-    return clean_corpus(_corpus, nlp=ner_model(), cache_dir=CACHE_DIR)
+def clean(source: str, protect: str, _corpus: Corpus, _progress: Callable | None = None
+          ) -> CleanCorpus:
+    nlp = _ReportingNer(ner_model(), _progress, "sentences read for executives' names")
+    return clean_corpus(_corpus, nlp=nlp, cache_dir=CACHE_DIR)
+
+
+class _ReportingNer:
+    """The NER pipeline, reporting ``progress(fraction, message)`` as ``pipe`` tags texts (only
+    texts missing from the cache reach it); everything else is the pipeline's own, so the
+    cache fingerprint is the same."""
+
+    def __init__(self, nlp, progress: Callable | None, what: str) -> None:
+        self.nlp, self.progress, self.what = nlp, progress, what
+
+    def pipe(self, texts, *args, **kwargs):
+        texts = list(texts)
+        for done, doc in enumerate(self.nlp.pipe(texts, *args, **kwargs), start=1):
+            if self.progress is not None and (done % 16 == 0 or done == len(texts)):
+                self.progress(done / len(texts), f"{self.what} ({done:,} of {len(texts):,} new)")
+            yield doc
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.nlp, name)
 
 
 class _Reporting:
@@ -132,9 +155,11 @@ def distances(source: str, protect: str, buffer: int, _clean: CleanCorpus,
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def tagged_chunks(source: str, protect: str, threshold: float, label_map_key: str,
-                  _clean: CleanCorpus, _chunked, _label_map: dict) -> list[Chunk]:
+                  _clean: CleanCorpus, _chunked, _label_map: dict,
+                  _progress: Callable | None = None) -> list[Chunk]:
     chunks = chunks_at(_clean.corpus, _chunked, threshold)
-    return tag_entities(chunks, ner_model(), _label_map, CACHE_DIR)
+    nlp = _ReportingNer(ner_model(), _progress, "passages tagged")
+    return tag_entities(chunks, nlp, _label_map, CACHE_DIR)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)  # no model: fast
@@ -287,8 +312,8 @@ class Stage:
     def corpus(self) -> Corpus:
         return load_source(self.source, self.protect, self._payload())
 
-    def clean(self) -> CleanCorpus:
-        return clean(self.source, self.protect, self.corpus())
+    def clean(self, progress: Callable | None = None) -> CleanCorpus:
+        return clean(self.source, self.protect, self.corpus(), progress)
 
     def chunked(self, progress: Callable | None = None):
         return distances(self.source, self.protect, self.config.buffer, self.clean(), progress)
@@ -297,11 +322,12 @@ class Stage:
     def chunks_key(self) -> str:
         return digest([self.source, self.protect, self.settings["threshold"], self.config.label_map])
 
-    def raw_chunks(self) -> list[Chunk]:
+    def raw_chunks(self, progress: Callable | None = None) -> list[Chunk]:
         """Chunks with NER entities, before the analyst's corrections."""
         cfg = self.config
         return tagged_chunks(self.source, self.protect, float(self.settings["threshold"]),
-                             digest(cfg.label_map), self.clean(), self.chunked(), cfg.label_map)
+                             digest(cfg.label_map), self.clean(), self.chunked(), cfg.label_map,
+                             progress)
 
     def corrections(self) -> list:
         from neswap_core.text.entities import EntityCorrection
@@ -456,10 +482,10 @@ def load_steps(stage: Stage, steps, report: Callable[[float, str], None]) -> Non
 
         sub(0.0)
         start = time.perf_counter()
-        if name in ("chunked", "embeddings", "pre_swap"):
+        if name == "corpus":
+            stage.corpus()
+        else:  # every other step reports its own progress within the step
             getattr(stage, name)(sub)
-        else:
-            getattr(stage, name)()
         if time.perf_counter() - start < CACHED_S:
             skipped += weight
         else:

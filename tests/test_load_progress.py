@@ -53,3 +53,24 @@ def test_progress_text_names_the_stage_percent_and_time_left():
         "Preparing the corpus: step 5 of 8, embedding — 25 % · about 30 s left")
     assert progress_text("Fit", "EM iteration 3", 0.5, 300.0).endswith("about 5 min left")
     assert "left" not in progress_text("Fit", "starting", 0.01, 0.2)  # too early to tell
+
+
+def test_tagging_steps_report_a_percent_and_keep_the_cache_key():
+    """The spaCy steps of the first load (executives' names, passages) showed the step only;
+    the reporting wrapper ticks as texts are tagged and changes nothing the cache keys on."""
+    from appkit.pipeline import _ReportingNer
+    from neswap_core.config import DEFAULT_LABEL_MAP
+    from neswap_core.text.entities import extract_entities
+    from neswap_core.text.entity_cache import pipeline_fingerprint
+    from neswap_core.text.lazy_ner import LazyNer
+
+    nlp = LazyNer()
+    ticks: list[tuple[float, str]] = []
+    wrapped = _ReportingNer(nlp, lambda f, m: ticks.append((f, m)), "passages tagged")
+    assert pipeline_fingerprint(wrapped, DEFAULT_LABEL_MAP) == pipeline_fingerprint(
+        nlp, DEFAULT_LABEL_MAP)
+    texts = [f"Apple sold {i} phones in Paris." for i in range(40)]
+    assert extract_entities(texts, wrapped) == extract_entities(texts, nlp)
+    fractions = [f for f, _ in ticks]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0 and len(ticks) == 3
+    assert ticks[0][1] == "passages tagged (16 of 40 new)"
