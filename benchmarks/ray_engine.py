@@ -48,7 +48,10 @@ def child(engine: str, corpus_path: str, n_docs: int, cache: str, out: str, acto
                              num_cpus=None if address else os.cpu_count(), cpus_per_actor=0.5)
         prepared = prepare_ray(corpus, config, options, embeddings_path=Path(out) / "e.npy")
     else:
-        prepared = prepare(corpus, config, embeddings_path=Path(out) / "e.npy")
+        from neswap_core.engines.lanes import default_processes
+
+        prepared = prepare(corpus, config, embeddings_path=Path(out) / "e.npy",
+                           processes=default_processes())  # what `prepare` (CLI) runs
     wall = time.perf_counter() - start
     Path(out, "chunks.json").write_text(json.dumps([[c.chunk_id, c.text, [list(map(str, (
         s.start, s.end, s.category))) for s in c.entities]] for c in prepared.chunks]))
