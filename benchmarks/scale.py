@@ -249,7 +249,7 @@ def _print_summary(results: list[dict]) -> None:
 def _print_extrapolation(results: list[dict]) -> None:
     """Text stages at the sizes that skipped them: n / (chunks per CPU-second of a real run)."""
     real = [r for r in results if r["real"]]
-    if not real:
+    if not real or len(real) == len(results):
         return
     ref = max(real, key=lambda r: r["chunks"])
     rates = {k: ref["chunks"] / max(ref["stages"][f"  {k}"]["cpu_s"], 1e-9)
