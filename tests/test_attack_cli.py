@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import threading
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pandas as pd
@@ -16,7 +14,8 @@ from neswap_core.cli import main
 from neswap_core.corpus import Chunk
 from neswap_core.text.loading import load_attacker, load_corpus
 
-from .test_llm_attacker import _Fake
+from .chat_endpoint import chat_endpoint
+from .test_llm_attacker import CLUES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -113,17 +112,12 @@ def test_release_writes_attack_files_and_evaluate_reproduces_them(
     assert release["n_changed"] > 0 and release["chance"] == pytest.approx(0.1)
     # evaluate the written folder: the same figures, from released/ and key/ only
     capsys.readouterr()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Fake)
-    server.requests, server.auth, server.fail, server.fail_code = [], [], set(), 429
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    host, port = server.server_address
-    try:
+    with chat_endpoint(lambda text: next((t for clue, t in CLUES.items() if clue in text),
+                                         "I am not sure")) as server:
+        host, port = server.server_address
         assert main(["evaluate", "--release", str(out), "--out", str(tmp_path / "eval"), "--llm",
                      "--llm-url", f"http://{host}:{port}/v1", "--llm-model", "fake",
                      "--llm-cache", str(tmp_path / "llm.jsonl"), "--confirm-llm"]) == 0  # fmt: skip
-    finally:
-        server.shutdown()
-        server.server_close()
     again = json.loads((tmp_path / "eval" / "attack.json").read_text())
     for name in ("reading", "in-corpus"):
         a, b = summary["attackers"][name], again["attackers"][name]
