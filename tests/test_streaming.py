@@ -82,6 +82,25 @@ def _worker_dies(lo, hi):
     return lo
 
 
+_RAN_HERE: list[int] = []
+
+
+def _worker_fails(lo, hi):
+    if os.getpid() != _PARENT:
+        raise ValueError("document broken in the worker")
+    _RAN_HERE.append(lo)
+    time.sleep(0.02)
+    return lo
+
+
+def test_an_error_in_the_worker_stops_this_process_taking_batches():
+    """Without the stop, this process went on through all 200 batches before raising."""
+    _RAN_HERE.clear()
+    with pytest.raises(ValueError, match="broken in the worker"):
+        run_in_lanes(_worker_fails, 200, processes=2, batch_documents=1)
+    assert len(_RAN_HERE) < 50
+
+
 def test_a_worker_that_dies_is_a_clear_error_not_a_hang():
     from neswap_core.errors import NeswapError
 

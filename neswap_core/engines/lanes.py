@@ -1,8 +1,9 @@
 """Local preprocessing in several processes that share the documents (issue 14, item 2).
 
 Every process — this one and ``processes - 1`` forked workers — runs the same loop: take the
-next documents from a shared counter, run the whole per-document chain on them (clean, chunk,
-tag, embed: ``pipeline.prepare_batch``) and keep the result. Batches shrink towards the end
+next documents from a shared counter, run the per-document chain on them (clean, chunk, tag:
+``pipeline.prepare_batch``) and keep the result; after its last batch it embeds all its chunks
+in one call (``finish``). Batches shrink towards the end
 (guided scheduling, ``batch_size``) so the processes finish together. The results are put back
 in corpus order; since a text's vector and its entities depend on the text alone, the output
 is the same for any number of processes and any batch size (tested).
@@ -13,9 +14,10 @@ each embedding half of the sentence groups run side by side at full speed (8.0 a
 1,700 groups each, alone 8.0 s). The earlier layout — one forked process for NER only — left
 the second core idle three quarters of the time (NER is 10 of 50 CPU-seconds on the dev corpus).
 
-Workers are forked after spaCy is loaded (they share its memory) and before this process loads
-an embedding model: each process loads its own, because a forked PyTorch/OpenMP thread pool can
-hang. Pass an embedder whose model is not loaded yet (``Embedder`` loads it on first use).
+Workers are forked before this process loads any model: each process loads its own spaCy
+(``text.lazy_ner``: only if a text must be tagged) and MiniLM, because a forked PyTorch/OpenMP
+thread pool can hang. Pass an embedder whose model is not loaded yet (``Embedder`` loads it on
+first use).
 Only on platforms with ``fork``; elsewhere the work runs in this process alone.
 """
 
@@ -99,7 +101,11 @@ class _Lane:
 
 def _worker() -> tuple[list[tuple[int, Any]], float]:
     start = time.process_time()
-    results = _LANE.run()
+    try:
+        results = _LANE.run()
+    except BaseException:
+        _LANE.stop()  # the counter is shared: the main process takes no further batch either
+        raise
     return results, time.process_time() - start
 
 
