@@ -121,7 +121,7 @@ class _ReportingNer:
         texts = list(texts)
         for done, doc in enumerate(self.nlp.pipe(texts, *args, **kwargs), start=1):
             if self.progress is not None and (done % 16 == 0 or done == len(texts)):
-                self.progress(done / len(texts), f"{self.what} ({done:,} of {len(texts):,} new)")
+                self.progress(done / len(texts), f"{self.what} ({done:,} of {len(texts):,} not in the cache yet)")
             yield doc
 
     def __getattr__(self, name: str):
@@ -141,7 +141,7 @@ class _Reporting:
             return self.model.encode(texts, *args, **kwargs)
 
         def tick(done: int, total: int) -> None:
-            self.progress(done / max(total, 1), f"{self.what} ({done:,} of {total:,} new)")
+            self.progress(done / max(total, 1), f"{self.what} ({done:,} of {total:,} not in the cache yet)")
 
         return self.model.encode(texts, *args, progress=tick, **kwargs)
 

@@ -73,4 +73,4 @@ def test_tagging_steps_report_a_percent_and_keep_the_cache_key():
     assert extract_entities(texts, wrapped) == extract_entities(texts, nlp)
     fractions = [f for f, _ in ticks]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0 and len(ticks) == 3
-    assert ticks[0][1] == "passages tagged (16 of 40 new)"
+    assert ticks[0][1] == "passages tagged (16 of 40 not in the cache yet)"
