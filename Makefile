@@ -29,10 +29,12 @@ run: setup
 	$(BIN)/streamlit run app.py
 
 test: setup browser
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 
 lint: setup
-	$(BIN)/ruff check neswap_core pages app.py tests benchmarks
+	$(BIN)/ruff check neswap_core appkit pages app.py tests benchmarks
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) .neswap-cache tests/artifacts

@@ -36,7 +36,8 @@ from neswap_core.analysis import (
 )
 from neswap_core.config import DEFAULT_EMBEDDING_MODEL, DEFAULT_SPACY_MODEL, RunConfig
 from neswap_core.corpus import Chunk, Corpus
-from neswap_core.pipeline import (
+from neswap_core.generate.releases import ReleaseContext, Sweep
+from neswap_core.prepare.pipeline import (
     CleanCorpus,
     chunks_at,
     clean_corpus,
@@ -44,7 +45,6 @@ from neswap_core.pipeline import (
     sentence_distances,
     tag_entities,
 )
-from neswap_core.release.releases import ReleaseContext, Sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "data" / "sample"
@@ -415,8 +415,8 @@ class Stage:
         """Offset c of the default line, until the analyst moves it: ``frontier.default_offset``
         (always reached: half of the largest risk reduction), stored so that every page, tab
         and run.toml use the same c from the first time any page asks for it."""
+        from neswap_core.choose.frontier import default_offset
         from neswap_core.errors import NeswapError
-        from neswap_core.release.frontier import default_offset
 
         from .state import DEFAULT_SETTINGS
         from .widgets import progress_display

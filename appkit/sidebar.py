@@ -35,7 +35,7 @@ def next_step(has_mixture: bool, has_releases: bool, pinned: bool, decisions: in
 
 def _release_lines(stage, chosen: str | None) -> tuple[list[str], bool]:
     """Lines about the release in use, if the releases are built; and whether they are."""
-    from neswap_core.release.frontier import choose_release
+    from neswap_core.choose.frontier import choose_release
 
     from .pipeline import SWEEPS_READY
 

@@ -1,4 +1,4 @@
-"""The analyst's workspace (SQLite, neswap_core.store) and the settings read from it.
+"""The analyst's workspace (SQLite, neswap_core.workspace.store) and the settings read from it.
 
 Settings live in the workspace, not in ``st.session_state``, so a reload or a second tab sees
 the same corpus choice, roles, corrections, fits and decisions.
@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from neswap_core.config import RunConfig
-from neswap_core.store import Workspace, WorkspaceError, default_workspace_folder
+from neswap_core.workspace.store import Workspace, WorkspaceError, default_workspace_folder
 
 #: Settings keys the app stores, with their defaults (RunConfig is the source of the values).
 _DEFAULTS = RunConfig()

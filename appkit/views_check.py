@@ -17,8 +17,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from neswap_core.check.audit import RenyiAudit, audit_comparison, released_embeddings
-from neswap_core.check.candidates import IN_CORPUS, READING
+from neswap_core.choose.attack_columns import IN_CORPUS, READING
+from neswap_core.measure.audit import RenyiAudit, audit_comparison, released_embeddings
 
 from .pipeline import digest, embedder
 from .widgets import fmt_number
@@ -215,10 +215,10 @@ def forget_reading(stage) -> None:
 
 @st.cache_resource(show_spinner="Training the attacker (once per corpus and roles)…", max_entries=4)
 def _scorer(key: str, kind: str, _chunks, _reading, _corpus):
-    from neswap_core.check.candidates import build_scorers
+    from neswap_core.choose.attack_columns import build_scorers
 
     if kind == READING:
-        from neswap_core.check.reading import reading_attacker
+        from neswap_core.measure.reading import reading_attacker
 
         return build_scorers(_chunks, reading_attacker(_reading, _chunks, _corpus), in_corpus=False)[READING]
     return build_scorers(_chunks)[IN_CORPUS]
@@ -228,7 +228,7 @@ def _scorer(key: str, kind: str, _chunks, _reading, _corpus):
 class Attack:
     """The trained attacker's scorer for the pre-swap data, and which attacker it is."""
 
-    scorer: object  # neswap_core.check.measures.ReleaseScorer
+    scorer: object  # neswap_core.measure.attack_scores.ReleaseScorer
     kind: str
     key: str
 
@@ -318,7 +318,7 @@ def todo_list(after) -> pd.DataFrame:
 
 @st.cache_data(show_spinner="Explaining what gave each document away…", max_entries=16)
 def _document_views(key: str, changes: str, _scorer, _changed: dict[int, str]) -> dict:
-    from neswap_core.check.explain import document_views
+    from neswap_core.measure.explain import document_views
 
     return {v.doc_id: v for v in document_views(_scorer, _changed, n_chunks=5, n_words=12)}
 
@@ -341,14 +341,14 @@ def document_evidence(att: Attack, changed: dict[int, str], chunk_ids: list[str]
 # --- the frontier's measured axes -------------------------------------------------------------------------
 @st.cache_data(show_spinner="Measuring the attacker's accuracy on every candidate release…", max_entries=16)
 def _measured_columns(key: str, kind: str, _sweep, _table, _scorer) -> pd.DataFrame:
-    from neswap_core.check.candidates import attack_columns
+    from neswap_core.choose.attack_columns import attack_columns
 
     return attack_columns(_sweep, {kind: _scorer})[["chunk_accuracy", "document_accuracy"]]
 
 
 def measured_table(stage, att: Attack, table: pd.DataFrame) -> pd.DataFrame:
     """The release table with the measured chunk and document accuracy of every release (mean
-    over the M draws, ``check.candidates``). They depend on the released text only, not on N:
+    over the M draws, ``choose.attack_columns``). They depend on the released text only, not on N:
     cached per sweep and attacker."""
     if len(table) == 0:
         return table

@@ -17,7 +17,7 @@ import streamlit as st
 
 from neswap_core.config import CATEGORIES
 from neswap_core.corpus import Chunk
-from neswap_core.store import Workspace
+from neswap_core.workspace.store import Workspace
 
 from .views_prep import chunk_label
 from .widgets import md_text

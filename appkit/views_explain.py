@@ -14,7 +14,7 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from neswap_core.release.frontier import TradeOffChoice, frontier_mask, is_acceptable
+from neswap_core.choose.frontier import TradeOffChoice, frontier_mask, is_acceptable
 
 from .widgets import fmt_number, md_text
 

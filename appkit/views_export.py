@@ -1,8 +1,8 @@
 """View helpers of the Export page: the released bundle of the reviewed release (SPEC §11).
 
 The chosen release is a paper release (J @ t) or a plan release (several rounds, terms,
-redaction; SPEC §10); either way its released chunks come from ``neswap_core.release.chosen``
-and its bundle from ``neswap_core.release.bundle.build_bundle``, the functions the CLI's
+redaction; SPEC §10); either way its released chunks come from ``neswap_core.choose.chosen``
+and its bundle from ``neswap_core.publish.bundle.build_bundle``, the functions the CLI's
 ``release`` command calls with the exported run.toml. This module gathers the app's key/ files
 (swap log or plan changes with review notes, decisions, tables, report, run.toml, entity
 corrections) and keeps the analyst's accepted leak-scan hits in the workspace.
@@ -17,11 +17,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 import streamlit as st
 
-from neswap_core.config import IDENTIFYING_COLUMNS, RunConfig
-from neswap_core.corpus import Corpus
-from neswap_core.release.bundle import Bundle, build_bundle
-from neswap_core.release.candidates import describe_candidate
-from neswap_core.release.chosen import (
+from neswap_core.choose.candidates import describe_candidate
+from neswap_core.choose.chosen import (
     ChosenRelease,
     decision_rows,
     find_plan_release,
@@ -30,8 +27,11 @@ from neswap_core.release.chosen import (
     plan_release,
     rejected_keys,
 )
-from neswap_core.release.frontier import describe_release
-from neswap_core.release.leaks import LeakHit
+from neswap_core.choose.frontier import describe_release
+from neswap_core.config import IDENTIFYING_COLUMNS, RunConfig
+from neswap_core.corpus import Corpus
+from neswap_core.publish.bundle import Bundle, build_bundle
+from neswap_core.publish.leaks import LeakHit
 
 from . import views_release as vr
 from .pipeline import digest
@@ -213,10 +213,10 @@ def report_html(export: Export, config: RunConfig, table: pd.DataFrame, pitman: 
                 candidates: pd.DataFrame | None = None) -> str:
     """The release report: the release and its review in sentences, before/after examples,
     corrections, decisions, measured protection (``views_check.protection_report``), the
-    frontier and tables with plain labels, the settings of run.toml (release/export.py)."""
-    from neswap_core.release.export import before_after_examples, html_report
-    from neswap_core.release.frontier import frontier_mask
-    from neswap_core.release.report_parts import log_table, report_columns
+    frontier and tables with plain labels, the settings of run.toml (publish/export.py)."""
+    from neswap_core.choose.frontier import frontier_mask
+    from neswap_core.publish.export import before_after_examples, html_report
+    from neswap_core.publish.report_parts import log_table, report_columns
 
     facts = {"release": export.sentence, "your review": export.review_sentence(), **export.facts}
     if choice_message:

@@ -17,9 +17,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from neswap_core.choose.frontier import choose_release, describe_release, frontier_mask
+from neswap_core.choose.grid import frontier_winner, hyperparameter_grid
 from neswap_core.config import PAPER_POPULATIONS
-from neswap_core.release.frontier import choose_release, describe_release, frontier_mask
-from neswap_core.release.grid import frontier_winner, hyperparameter_grid
 
 from .widgets import fmt_number
 

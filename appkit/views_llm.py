@@ -1,4 +1,4 @@
-"""The optional LLM attacker on the Check page (SPEC §8, ``neswap_core.check.llm``).
+"""The optional LLM attacker on the Check page (SPEC §8, ``neswap_core.measure.llm``).
 
 Off until the analyst names an OpenAI-compatible endpoint and a model and confirms what will be
 sent; the API key lives in the browser session only (never in the workspace or run.toml). Only
@@ -8,9 +8,9 @@ the CLI's ``evaluate --llm`` does; answers are cached on disk, so a rerun sends 
 
 from __future__ import annotations
 
-from neswap_core.check.evaluate import company_candidates
-from neswap_core.check.llm import LLMAttacker, LLMSettings, llm_release_measures
-from neswap_core.release.export import document_texts
+from neswap_core.measure.llm import LLMAttacker, LLMSettings, llm_release_measures
+from neswap_core.publish.evaluate import company_candidates
+from neswap_core.publish.export import document_texts
 
 from .pipeline import CACHE_DIR
 from .views_check import pct

@@ -14,11 +14,11 @@ from functools import cached_property
 
 import pandas as pd
 
+from neswap_core.choose.candidates import PlanCandidates
 from neswap_core.config import MASK_PLACEHOLDER
 from neswap_core.corpus import Chunk
-from neswap_core.release.candidates import PlanCandidates
-from neswap_core.release.plan_engine import PlanResult, PlanStage
-from neswap_core.release.plans import Change
+from neswap_core.generate.plan_engine import PlanResult, PlanStage
+from neswap_core.generate.plans import Change
 
 from .widgets import highlight
 

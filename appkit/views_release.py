@@ -15,18 +15,18 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from neswap_core.choose.chosen import decision_rows, paper_release, rejected_keys
+from neswap_core.choose.chosen import pair_key as _pair_key
+from neswap_core.choose.frontier import TradeOffChoice, choose_release
 from neswap_core.corpus import Chunk, Corpus
-from neswap_core.release.chosen import decision_rows, paper_release, rejected_keys
-from neswap_core.release.chosen import pair_key as _pair_key
-from neswap_core.release.export import (
+from neswap_core.generate.releases import DrawResult, Sweep, evaluate_records
+from neswap_core.generate.swapping import SwapRecord, swap_log
+from neswap_core.publish.export import (
     chunks_frame,
     corpus_files,
     document_texts,
     zip_files,
 )
-from neswap_core.release.frontier import TradeOffChoice, choose_release
-from neswap_core.release.releases import DrawResult, Sweep, evaluate_records
-from neswap_core.release.swapping import SwapRecord, swap_log
 
 from .widgets import highlight
 
@@ -42,7 +42,7 @@ def release_key(sweep_key: str, release_id: str) -> str:
 
 
 def pair_key(record: SwapRecord) -> str:
-    """Workspace key of one swapped pair: ``"chunk_a|chunk_b"`` (release/chosen.py)."""
+    """Workspace key of one swapped pair: ``"chunk_a|chunk_b"`` (choose/chosen.py)."""
     return _pair_key(record)
 
 
@@ -120,7 +120,7 @@ class ReviewedRelease:
 
     def released_chunks(self) -> list[Chunk]:
         """Every chunk of the corpus as released: accepted pairs swapped, the rest pre-swap
-        (``release.chosen.paper_release``, as the CLI writes it)."""
+        (``choose.chosen.paper_release``, as the CLI writes it)."""
         rejected = rejected_keys(decision_rows(self.decisions))
         return list(paper_release(self.sweep, self.row, rejected).chunks)
 

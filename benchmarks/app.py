@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from neswap_core.store import Workspace  # noqa: E402
+from neswap_core.workspace.store import Workspace  # noqa: E402
 
 PAGES = ["1_corpus", "2_entities", "3_clusters", "4_swaps", "5_frontier", "6_export"]
 TARGET_S = 1.0

@@ -66,12 +66,12 @@ def main() -> int:
         return 0
     sys.path.insert(0, str(ROOT))
     from neswap_core.analysis import fit_mixture, release_inputs, sweep_for_config
-    from neswap_core.check.candidates import IN_CORPUS, READING, attack_columns, build_scorers
-    from neswap_core.check.evaluate import fit_reading
+    from neswap_core.choose.attack_columns import IN_CORPUS, READING, attack_columns, build_scorers
     from neswap_core.config import RunConfig
+    from neswap_core.generate.releases import ReleaseContext
     from neswap_core.models.embedding import Embedder
-    from neswap_core.pipeline import prepare_path
-    from neswap_core.release.releases import ReleaseContext
+    from neswap_core.prepare.pipeline import prepare_path
+    from neswap_core.publish.evaluate import fit_reading
 
     config = RunConfig(
         corpus=args.corpus,

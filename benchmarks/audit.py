@@ -35,9 +35,9 @@ def main() -> int:
         print(f"skip: {args.corpus} not found (the dev corpus lives in ../shared/corpus/dev)")
         return 0
     sys.path.insert(0, str(ROOT))
-    from neswap_core.check.audit import ALPHAS, RenyiAudit
     from neswap_core.config import RunConfig
-    from neswap_core.pipeline import prepare_path
+    from neswap_core.measure.audit import ALPHAS, RenyiAudit
+    from neswap_core.prepare.pipeline import prepare_path
 
     start = time.perf_counter()
     prepared = prepare_path(args.corpus, RunConfig(corpus=args.corpus, cache_dir=str(ROOT / ".neswap-cache")))

@@ -10,7 +10,7 @@ time for the same 8 fits (minutes: its spherical Cauchy fits are slow).
     python benchmarks/mixture_grid.py [--real PATH.npy] [--threads 1] [--anchor]
 
 Embeddings: ``--real``, else ``benchmarks/.data/dev_embeddings.npy``, else the pipeline
-(``neswap_core.pipeline.prepare_path`` on ``../shared/corpus/dev``, then cached there).
+(``neswap_core.prepare.pipeline.prepare_path`` on ``../shared/corpus/dev``, then cached there).
 """
 
 from __future__ import annotations

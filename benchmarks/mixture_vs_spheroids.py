@@ -113,7 +113,7 @@ def real_embeddings(path: Path | None = None) -> np.ndarray | None:
         print(f"[real] {path} does not exist; skipping the real-data configuration.")
         return None
     try:
-        from neswap_core.pipeline import prepare_path
+        from neswap_core.prepare.pipeline import prepare_path
 
         embeddings = np.asarray(prepare_path(DEV_CORPUS).embeddings, dtype=np.float32)
     except (ImportError, NeswapError) as exc:

@@ -4,7 +4,7 @@
 
 Prints words per CPU-second for each batch size (two rounds, best kept) and the ratio to the
 configured ``DEFAULT_NER_BATCH``: the measurement behind that default (issue 14). Parallelism is
-not spaCy's ``n_process`` but whole documents shared between processes (engines/lanes.py), so
+not spaCy's ``n_process`` but whole documents shared between processes (prepare/lanes.py), so
 only the batch size is chosen here.
 """
 
@@ -42,7 +42,7 @@ def main() -> int:
     if not Path(args.corpus).exists():
         print(f"skip: {args.corpus} not found")
         return 0
-    from neswap_core.pipeline import clean_corpus
+    from neswap_core.prepare.pipeline import clean_corpus
     from neswap_core.text.entities import load_ner
     from neswap_core.text.loading import load_corpus
 

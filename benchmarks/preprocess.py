@@ -41,7 +41,7 @@ def one_run(corpus: str, cache: str, threshold: float, backend: str, batch_docum
     sys.path.insert(0, str(ROOT))
     start = time.perf_counter()
     from neswap_core.config import RunConfig
-    from neswap_core.pipeline import prepare_path
+    from neswap_core.prepare.pipeline import prepare_path
 
     cfg = RunConfig(corpus=corpus, cache_dir=cache, threshold=threshold, embedding_backend=backend)
     prepared = prepare_path(corpus, cfg, batch_documents=batch_documents, processes=processes)
@@ -83,7 +83,7 @@ def quality(corpus: str, threshold: float, backend: str) -> list[str]:
         gap_agreement,
         label_agreement,
     )
-    from neswap_core.pipeline import chunks_at, clean_corpus, sentence_distances
+    from neswap_core.prepare.pipeline import chunks_at, clean_corpus, sentence_distances
     from neswap_core.text.loading import load_corpus
 
     clean = clean_corpus(load_corpus(corpus)).corpus
@@ -108,7 +108,7 @@ def main() -> int:
     ap.add_argument("--backend", default=None, help="embedding backend (default: the config's)")
     ap.add_argument("--batch-documents", type=int, default=DEFAULT_BATCH_DOCUMENTS)
     ap.add_argument("--processes", type=int, default=None,
-                    help="preprocessing processes (default: one per CPU, engines/lanes.py)")
+                    help="preprocessing processes (default: one per CPU, prepare/lanes.py)")
     ap.add_argument("--child", nargs=2, metavar=("CACHE", "OUT"), help=argparse.SUPPRESS)
     ap.add_argument("--quality-child", metavar="OUT", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -117,7 +117,7 @@ def main() -> int:
 
     backend = resolve_backend(args.backend or DEFAULT_EMBEDDING_BACKEND)
     if args.processes is None:
-        from neswap_core.engines.lanes import default_processes
+        from neswap_core.prepare.lanes import default_processes
 
         args.processes = default_processes()
     if args.child:
@@ -172,7 +172,7 @@ def _print(args, backend: str, export_s: float, results: dict, quality_lines: li
         print(f"{cat:<14}{n:>10}{s['chunks_with_entity_per_category'][cat]:>18}"
               f"{s['share_chunks_with_entity'][cat]:>8.1%}")
     print(f"identifiers suppressed: {s['identifiers_suppressed']}")
-    print(f"\nprocesses: {cold['processes']} (documents shared, engines/lanes.py); stage seconds "
+    print(f"\nprocesses: {cold['processes']} (documents shared, prepare/lanes.py); stage seconds "
           "are summed over the processes, so they add up to more than the wall time")
     print(f"\n{'stage':<14}{'cold s':>9}{'cold CPU-s':>11}{'warm s':>9}   throughput (cold, per "
           "process-second)")

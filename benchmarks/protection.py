@@ -16,7 +16,7 @@ prints each figure against its target:
 * the adaptive attacker (trained on the reading after the same plan) beside the non-adaptive;
 * the whole plan sweep ≤ 5 minutes warm (second run, embedding cache warm).
 Curves at equal words changed (attack only, no embedding): smarter redaction alone (paper 001,
-K % of every chunk) and targeted redaction alone (one corpus budget, release/targeted.py), with
+K % of every chunk) and targeted redaction alone (one corpus budget, generate/targeted.py), with
 the placeholder and with decoy terms.
 ``--placeholders`` measures DU and mean cosine of 10 % smarter redaction with ``[MASK]`` and with
 the current placeholder. Wall time, CPU seconds (with children) and the load average are printed
@@ -63,7 +63,7 @@ def load(args):
     from neswap_core.analysis import release_context
     from neswap_core.config import RunConfig
     from neswap_core.models.embedding import Embedder
-    from neswap_core.pipeline import prepare_path
+    from neswap_core.prepare.pipeline import prepare_path
 
     cfg = RunConfig(corpus=args.corpus, cache_dir=args.cache_dir, plan_rounds=args.rounds,
                     plan_terms=[False, True], plan_redaction_levels=list(args.levels),
@@ -85,8 +85,8 @@ def reading_scorer(args, prepared, ctx):
 
     t0 = time.perf_counter()
     reading = load_corpus(Path(args.corpus) / "attacker", protect="company")
-    from neswap_core.check.measures import ReleaseScorer
-    from neswap_core.check.reading import reading_attacker
+    from neswap_core.measure.attack_scores import ReleaseScorer
+    from neswap_core.measure.reading import reading_attacker
 
     attacker = reading_attacker(reading, ctx.chunks, prepared.raw)
     scorer = ReleaseScorer(attacker, [c.text for c in ctx.chunks], [c.protected for c in ctx.chunks],
@@ -101,11 +101,11 @@ def reading_context(ctx, reading, prepared, embedder, cfg):
     """The attacker's reading as a plan can protect it: passages the size of the corpus's chunks,
     tagged by the same NER, given the same roles, embedded (cache), clustered by the corpus's
     fitted mixture. Built once; every adaptive attacker applies its plan to it."""
-    from neswap_core.check.reading import reading_units, sentences_per_chunk
     from neswap_core.corpus import Chunk, chunk_id
-    from neswap_core.pipeline import tag_entities
-    from neswap_core.release.releases import ReleaseContext
-    from neswap_core.release.rewrite import apply_roles
+    from neswap_core.generate.releases import ReleaseContext
+    from neswap_core.generate.rewrite import apply_roles
+    from neswap_core.measure.reading import reading_units, sentences_per_chunk
+    from neswap_core.prepare.pipeline import tag_entities
     from neswap_core.text.entities import load_ner
 
     t0, c0 = time.perf_counter(), cpu_seconds()
@@ -129,9 +129,9 @@ def adaptive_accuracy(ctx, plans, release_id, read_ctx):
     the reading), the attacker learns from the result and scores the corpus's release."""
     import numpy as np
 
-    from neswap_core.check.attack import TextAttacker
-    from neswap_core.check.measures import ReleaseScorer
-    from neswap_core.release.plans import apply_plan
+    from neswap_core.generate.plans import apply_plan
+    from neswap_core.measure.attack import TextAttacker
+    from neswap_core.measure.attack_scores import ReleaseScorer
 
     result, stage = plans.stage(release_id)
     released = apply_plan(read_ctx, result.plan, np.random.default_rng(12)).chunks
@@ -146,8 +146,8 @@ def redaction_curve(ctx, scorer, resources, method: str, fill: str = "mask"):
     document accuracy). Attack and word counts only: nothing is embedded."""
     import numpy as np
 
-    from neswap_core.release.measures import word_counts
-    from neswap_core.release.plans import Plan, Redact, apply_plan
+    from neswap_core.generate.plans import Plan, Redact, apply_plan
+    from neswap_core.measure.release_measures import word_counts
 
     total = sum(word_counts(c.text, c.text)[1] for c in ctx.chunks)
     rows = []
@@ -174,9 +174,9 @@ def placeholder_check(ctx, resources) -> None:
     """DU, mean cosine and clusters unchanged of 10 % smarter redaction: ``[MASK]`` vs now."""
     import numpy as np
 
+    from neswap_core.choose.candidates import measure_row
     from neswap_core.config import MASK_PLACEHOLDER
-    from neswap_core.release.candidates import measure_row
-    from neswap_core.release.plans import Plan, Redact, apply_plan
+    from neswap_core.generate.plans import Plan, Redact, apply_plan
 
     result = apply_plan(ctx, Plan((Redact(0.1),)), np.random.default_rng(0), resources=resources)
     changed = result.stages[-1].changed
@@ -259,8 +259,8 @@ def main() -> int:
         print(f"skip: {args.corpus}/attacker not found (the dev corpus lives in ../shared/corpus/dev)")
         return 0
     from neswap_core.analysis import candidates_for_config, sweep_for_config
-    from neswap_core.release.candidates import choose_candidate, describe_candidate
-    from neswap_core.release.frontier import frontier_mask
+    from neswap_core.choose.candidates import choose_candidate, describe_candidate
+    from neswap_core.choose.frontier import frontier_mask
 
     t_start, c_start = time.perf_counter(), cpu_seconds()
     print(f"load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())} (2 cores)")

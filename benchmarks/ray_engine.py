@@ -34,7 +34,7 @@ def child(engine: str, corpus_path: str, n_docs: int, cache: str, out: str, acto
           address: str | None) -> None:
     sys.path.insert(0, str(ROOT))
     from neswap_core.config import RunConfig
-    from neswap_core.pipeline import prepare
+    from neswap_core.prepare.pipeline import prepare
     from neswap_core.text.loading import load_corpus
 
     full = load_corpus(corpus_path)
@@ -42,13 +42,13 @@ def child(engine: str, corpus_path: str, n_docs: int, cache: str, out: str, acto
     config = RunConfig(cache_dir=cache)
     start = time.perf_counter()
     if engine == "ray":
-        from neswap_core.engines.ray_engine import RayOptions, prepare_ray
+        from neswap_core.prepare.ray_engine import RayOptions, prepare_ray
 
         options = RayOptions(address=address, spacy_actors=actors, minilm_actors=actors,
                              num_cpus=None if address else os.cpu_count(), cpus_per_actor=0.5)
         prepared = prepare_ray(corpus, config, options, embeddings_path=Path(out) / "e.npy")
     else:
-        from neswap_core.engines.lanes import default_processes
+        from neswap_core.prepare.lanes import default_processes
 
         prepared = prepare(corpus, config, embeddings_path=Path(out) / "e.npy",
                            processes=default_processes())  # what `prepare` (CLI) runs

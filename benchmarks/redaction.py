@@ -37,8 +37,8 @@ FIT_TARGET_S = {"smarter": 30.0, "ranker": 600.0}
 
 def release_scorer(corpus: Path, prepared, chunks):
     """The reading attacker of check/ (trained on ``attacker/``) scoring releases of ``chunks``."""
-    from neswap_core.check.evaluate import fit_reading
-    from neswap_core.check.measures import ReleaseScorer
+    from neswap_core.measure.attack_scores import ReleaseScorer
+    from neswap_core.publish.evaluate import fit_reading
 
     attacker = fit_reading(corpus, chunks, prepared.raw, "company")
     texts, labels = [c.text for c in chunks], [c.protected for c in chunks]
@@ -67,9 +67,9 @@ def main() -> int:
         print(f"skip: {corpus}/attacker not found (the dev corpus lives in ../shared/corpus/dev)")
         return 0
     from neswap_core.config import RunConfig
-    from neswap_core.pipeline import prepare_path
-    from neswap_core.release.redaction import SmarterRedactor
-    from neswap_core.release.rewrite import apply_roles
+    from neswap_core.generate.redaction import SmarterRedactor
+    from neswap_core.generate.rewrite import apply_roles
+    from neswap_core.prepare.pipeline import prepare_path
 
     warnings.simplefilter("ignore")
     cfg = RunConfig(corpus=str(corpus), cache_dir=args.cache_dir)
@@ -100,7 +100,7 @@ def main() -> int:
 
 
 def _print_table(chunks, scorers, attack, levels, vectors) -> None:
-    from neswap_core.release.redaction import masked_share, redact_chunks
+    from neswap_core.generate.redaction import masked_share, redact_chunks
 
     n_docs = len({c.doc_id for c in chunks})
     acc, named = measured(attack, chunks, chunks)
@@ -130,7 +130,7 @@ def pooled_divergence(vectors, chunks, records, n_neighbors: int = 5) -> float:
     import numpy as np
     import torch
 
-    from neswap_core.release.ranker import knn_kl_divergence
+    from neswap_core.generate.ranker import knn_kl_divergence
     from neswap_core.text.words import word_spans
 
     masked: dict[str, set[int]] = {}
@@ -155,8 +155,8 @@ def _report_fit(method: str, seconds: float) -> None:
 
 
 def _fit_ranker(texts: list[str], groups: list[str], max_epochs: int, cache_dir: str):
+    from neswap_core.generate.ranker import LearnedRanker
     from neswap_core.models.word_vectors import MiniLMWordEmbedder
-    from neswap_core.release.ranker import LearnedRanker
 
     embedder = MiniLMWordEmbedder(cache_dir=cache_dir)
     t0 = time.perf_counter()

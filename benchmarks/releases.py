@@ -33,11 +33,11 @@ def main() -> int:
         print(f"skip: {args.corpus} not found (the dev corpus lives in ../shared/corpus/dev)")
         return 0
     from neswap_core.analysis import release_context
+    from neswap_core.choose.grid import frontier_winner
     from neswap_core.config import PAPER_POPULATIONS, RunConfig
+    from neswap_core.generate.releases import sweep_releases
     from neswap_core.models.embedding import Embedder
-    from neswap_core.pipeline import prepare_path
-    from neswap_core.release.grid import frontier_winner
-    from neswap_core.release.releases import sweep_releases
+    from neswap_core.prepare.pipeline import prepare_path
 
     cfg = RunConfig(corpus=args.corpus, cache_dir=args.cache_dir)
     embedder = Embedder(cfg.embedding_model, cfg.cache_dir)

@@ -103,14 +103,14 @@ def one_size(n: int, workdir: Path, real: bool, source: Path | None, backend: st
     import pickle
 
     from neswap_core.analysis import fit_mixture, release_inputs, sweep_for_config
+    from neswap_core.choose.frontier import choose_release
     from neswap_core.config import RunConfig
-    from neswap_core.engines.lanes import default_processes
+    from neswap_core.generate.releases import ReleaseContext
+    from neswap_core.generate.swapping import apply_swaps, swap_log
     from neswap_core.models.embedding import Embedder
-    from neswap_core.pipeline import clean_corpus, prepare
-    from neswap_core.release.export import corpus_files, document_texts, write_files
-    from neswap_core.release.frontier import choose_release
-    from neswap_core.release.releases import ReleaseContext
-    from neswap_core.release.swapping import apply_swaps, swap_log
+    from neswap_core.prepare.lanes import default_processes
+    from neswap_core.prepare.pipeline import clean_corpus, prepare
+    from neswap_core.publish.export import corpus_files, document_texts, write_files
     from neswap_core.text.loading import load_corpus
     from neswap_core.text.synthetic import documents_for_chunks, sentence_pool, synthetic_corpus
 

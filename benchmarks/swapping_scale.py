@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 from neswap_core.corpus import Chunk, EntitySpan, chunk_id  # noqa: E402
-from neswap_core.release.swapping import apply_roles, count_valid_pairs, swap_sequence  # noqa: E402
+from neswap_core.generate.swapping import apply_roles, count_valid_pairs, swap_sequence  # noqa: E402
 
 ROLES = {
     "Organization": "S",

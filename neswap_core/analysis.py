@@ -19,12 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .config import RunConfig
-from .corpus import Chunk
-from .errors import FitError, NoValidPairsError
-from .models.mixture import SphericalMixture
-from .models.mixture_init import count_distinct_rows
-from .release.candidates import (
+from .choose.candidates import (
     PlanCandidates,
     PlanGrid,
     candidate_table,
@@ -32,9 +27,14 @@ from .release.candidates import (
     paper_rows,
     plan_candidates,
 )
-from .release.frontier import TradeOffChoice, choose_release, describe_release, frontier_mask
-from .release.releases import ReleaseContext, Sweep, sweep_releases
-from .release.rewrite import apply_roles
+from .choose.frontier import TradeOffChoice, choose_release, describe_release, frontier_mask
+from .config import RunConfig
+from .corpus import Chunk
+from .errors import FitError, NoValidPairsError
+from .generate.releases import ReleaseContext, Sweep, sweep_releases
+from .generate.rewrite import apply_roles
+from .models.mixture import SphericalMixture
+from .models.mixture_init import count_distinct_rows
 
 Progress = Callable[[float, str], None]
 
@@ -124,7 +124,7 @@ def candidates_for_config(
     """Every candidate release of ``config``: the paper's single rounds and the plan grid (SPEC §10).
 
     The one function the CLI and the app call, so both show the same candidates. ``scorer``:
-    an attack ``ReleaseScorer`` (check/attack.py) for the measured accuracies, or None. With
+    an attack ``ReleaseScorer`` (measure/attack.py) for the measured accuracies, or None. With
     ``plan_rounds = 0`` only the paper's candidates are listed.
     """
     plans = None
@@ -151,7 +151,7 @@ class ReleaseOutcome:
     table: pd.DataFrame
     choice: TradeOffChoice
     fit_warnings: list[str]
-    #: attack scorers by attacker name (check/candidates.py), empty when not measured
+    #: attack scorers by attacker name (choose/attack_columns.py), empty when not measured
     scorers: dict = field(default_factory=dict)
 
     @property
@@ -197,8 +197,8 @@ def run_analysis(
     """Roles → mixture → candidate releases → choice, for a prepared corpus and a config.
 
     ``attack``: also measure every candidate with the in-corpus attacker and, when ``reading``
-    (a fitted reading attacker, check/reading.py) is given, the reading one (SPEC §8): the
-    table gains the columns of ``check.candidates.attack_columns``.
+    (a fitted reading attacker, measure/reading.py) is given, the reading one (SPEC §8): the
+    table gains the columns of ``choose.attack_columns.attack_columns``.
     """
     say = progress or (lambda f, m: None)
     say(0.0, "Applying roles")
@@ -213,7 +213,7 @@ def run_analysis(
     table = sweep.table(config.population)
     scorers = {}
     if attack or reading is not None:
-        from .check.candidates import build_scorers, with_attack_columns
+        from .choose.attack_columns import build_scorers, with_attack_columns
 
         say(0.95, "Measuring every candidate with the attackers")
         scorers = build_scorers(ctx.chunks, reading, in_corpus=True, random_state=config.seed)

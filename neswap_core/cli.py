@@ -2,17 +2,17 @@
 
 * ``prepare --corpus PATH --out DIR``: chunks (CSV, JSONL), z, embeddings and a JSON summary.
 * ``release --config run.toml``: preprocessing → mixture → candidate releases → choice, then
-  the bundle of SPEC §11 (release/bundle.py): ``OUT/released/`` (documents under random ids,
+  the bundle of SPEC §11 (publish/bundle.py): ``OUT/released/`` (documents under random ids,
   the only folder that may be shared) and ``OUT/key/`` (map back, swap log, releases, frontier,
   Pitman table, report, configuration, leak list, TAB annotations; ``KEY_FILES`` has one
   function per file). The leak scan runs first: unaccepted hits leave ``released/`` unwritten
   and exit 4 (``--accept-leaks FILE`` accepts listed hits); no possible release exits 3 with
   the reason. Timings go to ``key/timings.json`` so the rest is identical between reruns.
 * ``release`` writes the release run.toml pins (``release``, or ``release_plan`` +
-  ``release_stage`` for a plan) with its ``decisions`` applied (release/chosen.py), the same
+  ``release_stage`` for a plan) with its ``decisions`` applied (choose/chosen.py), the same
   functions the app's Export page uses; without a pinned release the trade-off line chooses.
 * ``release`` also writes ``key/audit.json`` (SPEC §9: divergence audit before/after) and
-  ``key/attack.json`` and ``key/attack.csv`` (SPEC §8, check/report.py):
+  ``key/attack.json`` and ``key/attack.csv`` (SPEC §8, publish/attack_report.py):
   the measured accuracies of the written release (reading attacker when the corpus has an
   ``attacker/`` folder, in-corpus attacker always); ``releases.csv`` carries them per candidate.
 * ``evaluate --release DIR [--corpus PATH]``: the same measures for an existing release folder.
@@ -65,8 +65,8 @@ def _write_json(path: Path, payload) -> None:
 
 
 def cmd_prepare(args: argparse.Namespace) -> int:
-    from .pipeline import prepare_path
-    from .release.export import chunks_frame
+    from .prepare.pipeline import prepare_path
+    from .publish.export import chunks_frame
 
     corpus = args.corpus or str(SAMPLE_CORPUS)
     config = RunConfig(
@@ -79,7 +79,7 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.engine == "ray":
-        from .engines.ray_engine import RayOptions, prepare_ray
+        from .prepare.ray_engine import RayOptions, prepare_ray
         from .text.loading import load_corpus
 
         options = RayOptions(address=args.address)
@@ -142,7 +142,7 @@ class ReleaseRun:
     records: tuple = ()  # the written swap records (draw 0's first t pairs)
     plans: dict | None = None  # plan candidates (SPEC §10): table, goal report, changes
     released: list | None = None  # the released chunks when they are not just ``records`` (a plan)
-    pinned: object = None  # release.chosen.ChosenRelease when run.toml pins the release
+    pinned: object = None  # choose.chosen.ChosenRelease when run.toml pins the release
 
 
 def written_release(run: ReleaseRun) -> dict | None:
@@ -164,7 +164,7 @@ def written_release(run: ReleaseRun) -> dict | None:
 
 def _changed(run: ReleaseRun) -> dict[int, str]:
     """{chunk position: released text} for every chunk the written release changed."""
-    from .release.swapping import apply_swaps
+    from .generate.swapping import apply_swaps
 
     base = run.outcome.sweep.ctx.chunks
     released = run.released if run.released is not None else apply_swaps(base, run.records)
@@ -180,7 +180,7 @@ def _json_bytes(payload) -> bytes:
 
 
 def key_swap_log(run: ReleaseRun) -> bytes:
-    from .release.swapping import swap_log
+    from .generate.swapping import swap_log
 
     return _csv_bytes(swap_log(run.records))
 
@@ -206,7 +206,7 @@ def key_timings(run: ReleaseRun) -> bytes:
 
 
 def key_report(run: ReleaseRun) -> bytes:
-    from .release.export import package_versions
+    from .publish.export import package_versions
 
     outcome, prepared = run.outcome, run.prepared
     mix = outcome.sweep.ctx.mixture
@@ -268,7 +268,7 @@ def _review_summary(run: ReleaseRun) -> dict | str:
 
 def _reading_attacker(config: RunConfig, prepared):
     """The reading attacker of the corpus's attacker/ folder (None without one)."""
-    from .check.evaluate import fit_reading
+    from .publish.evaluate import fit_reading
 
     return fit_reading(config.corpus, prepared.chunks, prepared.raw, config.protect)
 
@@ -278,8 +278,8 @@ def _attack(run: ReleaseRun) -> tuple[dict, object]:
     cached = run.__dict__.get("_attack")
     if cached is not None:
         return cached
-    from .check.candidates import draw_steps
-    from .check.report import attack_report
+    from .choose.attack_columns import draw_steps
+    from .publish.attack_report import attack_report
 
     outcome = run.outcome
     base = outcome.sweep.ctx.chunks
@@ -319,7 +319,7 @@ def _audit(run: ReleaseRun) -> dict:
     cached = run.__dict__.get("_audit")
     if cached is not None:
         return cached
-    from .check.audit import audit_comparison, audit_release, released_embeddings
+    from .measure.audit import audit_comparison, audit_release, released_embeddings
 
     ctx = run.outcome.sweep.ctx
     groups = [c.doc_id for c in ctx.chunks]
@@ -351,10 +351,10 @@ def key_report_html(run: ReleaseRun) -> bytes:
 
     import pandas as pd
 
-    from .release.export import before_after_examples, html_report
-    from .release.frontier import frontier_mask
-    from .release.report_parts import log_table, protection_facts, report_columns
-    from .release.swapping import swap_log
+    from .choose.frontier import frontier_mask
+    from .generate.swapping import swap_log
+    from .publish.export import before_after_examples, html_report
+    from .publish.report_parts import log_table, protection_facts, report_columns
 
     outcome, prepared = run.outcome, run.prepared
     written = written_release(run) or {}
@@ -428,13 +428,13 @@ def key_files(run: ReleaseRun, names=None) -> dict[str, bytes]:
 
 def cmd_release(args: argparse.Namespace) -> int:
     from .analysis import run_analysis
+    from .choose.chosen import configured_release
     from .errors import LeakError
+    from .generate.swapping import apply_swaps
     from .models.embedding import Embedder
-    from .pipeline import prepare_path
-    from .release.bundle import FOLDER_PURPOSE, build_bundle, check_publishable
-    from .release.chosen import configured_release
-    from .release.leaks import read_accepted
-    from .release.swapping import apply_swaps
+    from .prepare.pipeline import prepare_path
+    from .publish.bundle import FOLDER_PURPOSE, build_bundle, check_publishable
+    from .publish.leaks import read_accepted
     from .text.loading import check_swappable
 
     config = RunConfig.load(args.config) if args.config else RunConfig(corpus=str(SAMPLE_CORPUS))
@@ -461,7 +461,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     out = Path(config.out)
     run = ReleaseRun(config, prepared, outcome)
     if outcome.chosen is None:
-        from .release.export import write_files
+        from .publish.export import write_files
 
         write_files(key_files(run, NO_RELEASE_KEY_FILES), out / "key")
         print(f"error: {outcome.no_release_reason()} Nothing was released; the report is in "
@@ -469,7 +469,7 @@ def cmd_release(args: argparse.Namespace) -> int:
         return EXIT_NO_RELEASE
     run.records = tuple(outcome.chosen_records())
     released = apply_swaps(outcome.sweep.ctx.chunks, run.records)
-    from .check.candidates import primary_name
+    from .choose.attack_columns import primary_name
 
     scorer = outcome.scorers.get(primary_name(outcome.scorers)) if outcome.scorers else None
     plans = None
@@ -507,11 +507,11 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from .check.evaluate import evaluate_release
+    from .publish.evaluate import evaluate_release
 
     result = evaluate_release(args.release, args.corpus)
     if args.llm:
-        from .check.llm import LLMAttacker, LLMSettings
+        from .measure.llm import LLMAttacker, LLMSettings
 
         settings = LLMSettings.from_env(
             url=args.llm_url, model=args.llm_model, cache_path=args.llm_cache
@@ -545,8 +545,8 @@ def _plan_release(outcome, config: RunConfig, released, scorer=None):
     import pandas as pd
 
     from . import analysis
-    from .release.candidates import changes_of, chunks_of, describe_candidate
-    from .release.swapping import apply_swaps
+    from .choose.candidates import changes_of, chunks_of, describe_candidate
+    from .generate.swapping import apply_swaps
 
     table, plans = analysis.candidates_for_config(outcome.sweep, config, scorer)
     report: dict = {"candidates": len(table), "plan_candidates": int((table["source"] == "plan").sum())}
@@ -567,7 +567,7 @@ def _plan_release(outcome, config: RunConfig, released, scorer=None):
 
 
 def _use_pinned(run: ReleaseRun, pinned) -> list:
-    """Write the release run.toml pins, with its review decisions applied (release/chosen.py).
+    """Write the release run.toml pins, with its review decisions applied (choose/chosen.py).
 
     A pinned paper release becomes the outcome's choice (the report, the attack and the audit
     describe it); a pinned plan release is written as one concrete text, like the goal's.

@@ -20,7 +20,7 @@ from appkit.views_prep import (
 from appkit.widgets import CATEGORY_COLORS, highlight, legend, md_text, paginate, user_errors
 from neswap_core.config import CATEGORIES, ROLES
 from neswap_core.errors import NeswapError
-from neswap_core.release.releases import category_combinations
+from neswap_core.generate.releases import category_combinations
 from neswap_core.text.contingency import contingency_table, marginal_table
 
 PAGE_SIZE = 6

@@ -14,8 +14,8 @@ from appkit.corpus_checks import show_corpus_problems
 from appkit.pipeline import AUTO_LINE, pitman_table, release_table
 from appkit.state import current, save_settings
 from appkit.widgets import fmt_number, md_text, user_errors
+from neswap_core.choose.frontier import choose_release, default_offset, frontier_mask
 from neswap_core.config import PAPER_POPULATIONS
-from neswap_core.release.frontier import choose_release, default_offset, frontier_mask
 
 st.title("5 · Risk–utility frontier")
 st.markdown(

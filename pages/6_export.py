@@ -14,7 +14,7 @@ from appkit.state import current, save_settings
 from appkit.widgets import md_text, paginate, user_errors
 from neswap_core.config import RunConfig
 from neswap_core.errors import NeswapError
-from neswap_core.release.bundle import FOLDER_PURPOSE
+from neswap_core.publish.bundle import FOLDER_PURPOSE
 
 st.title("6 · Export")
 st.markdown(

@@ -12,7 +12,7 @@ from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
 from appkit.state import current
 from appkit.widgets import fmt_number, user_errors
-from neswap_core.check.llm import ENV_KEY, ENV_MODEL, ENV_URL
+from neswap_core.measure.llm import ENV_KEY, ENV_MODEL, ENV_URL
 
 st.title("7 · Check")
 st.markdown(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from neswap_core.store import Workspace
+from neswap_core.workspace.store import Workspace
 
 #: K = 5, 10 swaps, one restart: the small settings most page tests share.
 SMALL = {"max_swaps": 10, "n_components": 5, "n_init": 1}

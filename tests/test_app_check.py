@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from neswap_core.check.audit import RenyiAudit, released_embeddings
-from neswap_core.store import Workspace
+from neswap_core.measure.audit import RenyiAudit, released_embeddings
+from neswap_core.workspace.store import Workspace
 from tests.app_workspace import small_workspace
 from tests.chat_endpoint import chat_endpoint
 
@@ -84,7 +84,7 @@ def test_check_page_shows_the_audit_of_the_chosen_release(workspace):
 
 def test_choosing_another_document_redraws_without_recomputing(workspace, monkeypatch):
     at = run_page("7_check")
-    import neswap_core.check.audit as audit_mod
+    import neswap_core.measure.audit as audit_mod
 
     def refit(*args, **kwargs):
         raise AssertionError("the audit was recomputed for a new chart")
@@ -106,8 +106,8 @@ def trace_values(values) -> np.ndarray:
 
 def sample_attack(ws: Workspace):
     """The attacker the pages used, rebuilt with the library (the sample has no attacker reading)."""
-    from neswap_core.check.attack import CrossFittedAttacker
-    from neswap_core.check.measures import ReleaseScorer
+    from neswap_core.measure.attack import CrossFittedAttacker
+    from neswap_core.measure.attack_scores import ReleaseScorer
 
     stage, release = chosen_release(ws)
     chunks, _ = stage.pre_swap()
@@ -162,7 +162,7 @@ def test_frontier_offers_the_measured_accuracies_as_risk_axes(workspace):
     chart = at.get("plotly_chart")[0].proto.spec
     assert "measured chunk accuracy" in chart
     # The chart's points are the library's measured accuracies of every release (draw 0).
-    from neswap_core.check.candidates import attack_columns
+    from neswap_core.choose.attack_columns import attack_columns
 
     stage, _, scorer = sample_attack(workspace)
     table = stage.table(float(stage.settings["population"]))
@@ -183,8 +183,8 @@ def test_an_uploaded_attacker_reading_replaces_the_in_corpus_attacker(workspace)
     from appkit import views_check as vc
     from appkit.pipeline import Stage, pack_uploads
     from appkit.state import settings
-    from neswap_core.check.candidates import build_scorers
-    from neswap_core.check.reading import reading_attacker
+    from neswap_core.choose.attack_columns import build_scorers
+    from neswap_core.measure.reading import reading_attacker
     from neswap_core.text.loading import load_uploaded
 
     sample = ROOT / "data" / "sample"

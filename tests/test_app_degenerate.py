@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from neswap_core.store import Workspace
+from neswap_core.workspace.store import Workspace
 
 pytestmark = pytest.mark.slow
 

@@ -160,7 +160,7 @@ def test_clicking_a_point_on_the_chart_chooses_that_release(workspace):
     at = run_page("5_frontier")
     table = stage_for(workspace).table(1e20)
     line = workspace.get_setting("trade_off_c")
-    from neswap_core.release.frontier import choose_release
+    from neswap_core.choose.frontier import choose_release
 
     pick = choose_release(table, 0.0, line).index
     other = table.drop(index=pick).sort_values("dr").index[0]

@@ -20,8 +20,8 @@ def workspace(tmp_path, monkeypatch):
 
 
 def test_each_hit_must_be_accepted_before_released_can_be_downloaded(workspace, monkeypatch):
-    from neswap_core.release import bundle as bundle_mod
-    from neswap_core.release.leaks import LeakTerm, leak_terms
+    from neswap_core.publish import bundle as bundle_mod
+    from neswap_core.publish.leaks import LeakTerm, leak_terms
 
     def with_extra(corpus, people=None):  # "pandemic" stands in for a surviving identifier
         return [*leak_terms(corpus, people), LeakTerm("pandemic", "alias", frozenset({"x"}))]

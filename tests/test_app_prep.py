@@ -15,7 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from neswap_core.config import CATEGORIES, PLACEHOLDER_PATTERN
-from neswap_core.store import Workspace
+from neswap_core.workspace.store import Workspace
 
 pytestmark = pytest.mark.slow
 

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from neswap_core.choose.frontier import choose_release, describe_release
 from neswap_core.config import RunConfig
-from neswap_core.release.frontier import choose_release, describe_release
-from neswap_core.store import Workspace
+from neswap_core.workspace.store import Workspace
 from tests.app_workspace import small_workspace
 
 ROOT = Path(__file__).resolve().parent.parent

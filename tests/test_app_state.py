@@ -12,7 +12,7 @@ import markdown_it
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from neswap_core.store import Workspace
+from neswap_core.workspace.store import Workspace
 
 pytestmark = pytest.mark.slow
 

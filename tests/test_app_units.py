@@ -16,8 +16,8 @@ from appkit.views_prep import (
     with_text_column,
 )
 from appkit.widgets import fmt_number, html_text, md_text
-from neswap_core.release.frontier import choose_release, default_offset
-from neswap_core.store import Workspace
+from neswap_core.choose.frontier import choose_release, default_offset
+from neswap_core.workspace.store import Workspace
 
 EVIL = "[HPE](https://evil.example) **Enterprise** <a href='https://evil.example'>x</a> " \
        "https://evil.example :red[y] $x$\n\n[z](https://evil.example)"

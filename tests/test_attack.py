@@ -7,14 +7,14 @@ from math import comb
 import numpy as np
 import pytest
 
-from neswap_core.check.attack import (
+from neswap_core.errors import ConfigError, FitError
+from neswap_core.measure.attack import (
     CrossFittedAttacker,
     TextAttacker,
     cross_fitted_proba,
     fold_assignment,
 )
-from neswap_core.check.measures import ReleaseScorer, mcnemar_exact
-from neswap_core.errors import ConfigError, FitError
+from neswap_core.measure.attack_scores import ReleaseScorer, mcnemar_exact
 
 COMMON = "revenue growth quarter margin customers demand strong year results team".split()
 OWN = {

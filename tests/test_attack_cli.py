@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from neswap_core.check.reading import reading_units, sentence_windows, sentences_per_chunk
 from neswap_core.cli import main
 from neswap_core.corpus import Chunk
+from neswap_core.measure.reading import reading_units, sentence_windows, sentences_per_chunk
 from neswap_core.text.loading import load_attacker, load_corpus
 
 from .chat_endpoint import chat_endpoint

@@ -49,15 +49,15 @@ def _accuracies(log_p: np.ndarray, classes, labels, docs) -> tuple[float, float]
 @pytest.fixture(scope="module")
 def dev():
     from neswap_core.config import RunConfig
-    from neswap_core.pipeline import prepare_path
+    from neswap_core.prepare.pipeline import prepare_path
 
     config = RunConfig(corpus=str(DEV), cache_dir=str(ROOT / ".neswap-cache"))
     return prepare_path(DEV, config)
 
 
 def test_reading_and_in_corpus_accuracy_match_a_plain_sklearn_pipeline(dev):
-    from neswap_core.check.candidates import IN_CORPUS, READING, build_scorers
-    from neswap_core.check.reading import reading_units, sentences_per_chunk
+    from neswap_core.choose.attack_columns import IN_CORPUS, READING, build_scorers
+    from neswap_core.measure.reading import reading_units, sentences_per_chunk
     from neswap_core.text.loading import load_attacker
 
     chunks = dev.chunks
@@ -68,7 +68,7 @@ def test_reading_and_in_corpus_accuracy_match_a_plain_sklearn_pipeline(dev):
     train_x, train_y, _ = reading_units(reading, sentences_per_chunk(chunks), dev.raw)
 
     # the product
-    from neswap_core.check.attack import TextAttacker
+    from neswap_core.measure.attack import TextAttacker
 
     attacker = TextAttacker().fit(train_x, train_y)
     scorers = build_scorers(chunks, attacker)

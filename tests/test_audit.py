@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neswap_core.check.audit import ALPHAS, RenyiAudit, audit_comparison, released_embeddings
-from neswap_core.check.renyi import renyi_divergence
-from neswap_core.check.zcdp import zcdp_epsilon, zcdp_line
 from neswap_core.errors import FitError
+from neswap_core.measure.audit import ALPHAS, RenyiAudit, audit_comparison, released_embeddings
+from neswap_core.measure.renyi import renyi_divergence
+from neswap_core.measure.zcdp import zcdp_epsilon, zcdp_line
 
 ANCHORS = Path(__file__).resolve().parents[2] / "shared" / "anchors" / "renyi_vectors.json"
 needs_anchors = pytest.mark.skipif(not ANCHORS.exists(), reason="../shared/anchors is not available")

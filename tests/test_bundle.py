@@ -10,9 +10,9 @@ import pytest
 
 from neswap_core.corpus import Chunk, Corpus, Document
 from neswap_core.errors import ConfigError, LeakError
-from neswap_core.release.annotations import changed_mentions
-from neswap_core.release.bundle import build_bundle, pseudonym_map
-from neswap_core.release.leaks import (
+from neswap_core.publish.annotations import changed_mentions
+from neswap_core.publish.bundle import build_bundle, pseudonym_map
+from neswap_core.publish.leaks import (
     LeakTerm,
     hits_csv,
     leak_terms,

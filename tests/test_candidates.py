@@ -9,11 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from neswap_core.config import MASK_PLACEHOLDER, RunConfig
-from neswap_core.errors import ConfigError
-from neswap_core.models.mixture import SphericalMixture
-from neswap_core.release import risk as risk_mod
-from neswap_core.release.candidates import (
+from neswap_core.choose.candidates import (
     PlanGrid,
     choose_candidate,
     describe_candidate,
@@ -21,10 +17,14 @@ from neswap_core.release.candidates import (
     plan_candidates,
     plan_risk,
 )
-from neswap_core.release.measures import word_counts
-from neswap_core.release.plans import Plan, Redact, SwapRound, apply_plan
-from neswap_core.release.redaction import masked_count
-from neswap_core.release.releases import ReleaseContext, sweep_releases
+from neswap_core.config import MASK_PLACEHOLDER, RunConfig
+from neswap_core.errors import ConfigError
+from neswap_core.generate.plans import Plan, Redact, SwapRound, apply_plan
+from neswap_core.generate.redaction import masked_count
+from neswap_core.generate.releases import ReleaseContext, sweep_releases
+from neswap_core.measure import risk as risk_mod
+from neswap_core.measure.release_measures import word_counts
+from neswap_core.models.mixture import SphericalMixture
 from tests.test_plans import make_chunk
 
 WORDS = {"C0": "broadband fiber", "C1": "cloud software", "C2": "retail stores", "C3": "games studio"}
@@ -107,7 +107,7 @@ def test_paper_rows_keep_the_sweeps_du_and_dr(ctx):
 def test_redaction_step_masks_the_stated_share_and_a_rejected_word_stays(ctx):
     plan = Plan((Redact(0.25),))
     result = apply_plan(ctx, plan, np.random.default_rng(0))
-    from neswap_core.release.redaction import word_spans
+    from neswap_core.generate.redaction import word_spans
 
     for before, after in zip(ctx.chunks, result.chunks, strict=True):
         assert after.text.count(MASK_PLACEHOLDER) == masked_count(len(word_spans(before.text)), 0.25)

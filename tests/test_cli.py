@@ -92,7 +92,7 @@ def test_release_on_the_sample_leaks_nothing_outside_the_text(tmp_path, capsys):
     order reveal no company; key/ maps every pseudonym back."""
     import re
 
-    from neswap_core.release.leaks import leak_terms, scan_release
+    from neswap_core.publish.leaks import leak_terms, scan_release
     from neswap_core.text.loading import load_corpus
 
     cfg = RunConfig(corpus="data/sample", n_components=5, n_init=1, max_swaps=4, trade_off_c=1.0,
@@ -145,8 +145,8 @@ def test_degenerate_corpora_fail_with_one_sentence(tmp_path, capsys, name, k, me
 def test_leaks_block_released_until_each_is_accepted(tmp_path, capsys, monkeypatch):
     """A hit exits 4 with the list and writes no released/; --accept-leaks with the listed rows
     releases. The hit is made by scanning for a word the sample does contain ("revenue")."""
-    from neswap_core.release import bundle as bundle_mod
-    from neswap_core.release.leaks import LeakTerm, leak_terms
+    from neswap_core.publish import bundle as bundle_mod
+    from neswap_core.publish.leaks import LeakTerm, leak_terms
 
     def with_extra(corpus, people=None):
         return [*leak_terms(corpus, people), LeakTerm("Revenue", "alias", frozenset({"x"}))]

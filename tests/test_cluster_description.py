@@ -33,7 +33,7 @@ def test_z_scores_match_the_fightin_words_formula_by_hand():
     y, yr, n, nr, a0, aw = 4, 1, 5, 5, 1.0, 0.5
     delta = np.log((y + aw) / (n + a0 - y - aw)) - np.log((yr + aw) / (nr + a0 - yr - aw))
     z = delta / np.sqrt(1 / (y + aw) + 1 / (yr + aw))
-    from neswap_core.release.terms import log_odds_z
+    from neswap_core.models.log_odds import log_odds_z
 
     assert log_odds_z(np.array([[4.0, 1.0], [1.0, 4.0]]), 1.0)[0, 0] == pytest.approx(z)
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from neswap_core.store import Workspace
+from neswap_core.workspace.store import Workspace
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / "artifacts"

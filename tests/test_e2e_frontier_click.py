@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from neswap_core.store import Workspace
+from neswap_core.workspace.store import Workspace
 from tests.test_e2e_browser import (  # noqa: F401  (server is a fixture)
     ARTIFACTS,
     PAGE_TIMEOUT_MS,

@@ -7,7 +7,7 @@ import pytest
 from neswap_core.config import RunConfig
 from neswap_core.corpus import Chunk, EntitySpan
 from neswap_core.errors import ConfigError
-from neswap_core.pipeline import tag_entities
+from neswap_core.prepare.pipeline import tag_entities
 from neswap_core.text.entities import EntityFilter, load_ner
 
 

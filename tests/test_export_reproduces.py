@@ -21,7 +21,7 @@ from streamlit.testing.v1 import AppTest
 
 from neswap_core.cli import main
 from neswap_core.config import RunConfig
-from neswap_core.store import Workspace
+from neswap_core.workspace.store import Workspace
 from tests.app_workspace import small_workspace
 
 ROOT = Path(__file__).resolve().parent.parent

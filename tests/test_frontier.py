@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from neswap_core.choose.frontier import choose_release, describe_release, frontier_mask
 from neswap_core.errors import ConfigError
-from neswap_core.release.frontier import choose_release, describe_release, frontier_mask
 
 
 def brute_force_frontier(du, dr):
@@ -96,7 +96,7 @@ def test_describe_release_sentence():
 def test_rows_not_reached_by_every_draw_are_never_chosen():
     import pandas as pd
 
-    from neswap_core.release.frontier import choose_release
+    from neswap_core.choose.frontier import choose_release
 
     table = pd.DataFrame({"du": [0.99, 1.0], "dr": [0.9, 0.95], "swaps": [1, 2],
                           "all_draws": [True, False]}, index=["a", "b"])
@@ -108,7 +108,7 @@ def test_rows_not_reached_by_every_draw_are_never_chosen():
 def test_default_offset_is_reached_when_every_frontier_release_has_the_same_risk():
     """Rounding c to the nearest 1e-6 put the default line just below a lone frontier release
     (DR 0.9973454 → c = 0.997345): "line not reached" on opening (issue 13)."""
-    from neswap_core.release.frontier import default_offset
+    from neswap_core.choose.frontier import default_offset
 
     table = pd.DataFrame({"du": [1.0002, 0.9999], "dr": [0.9973454, 0.9973454], "swaps": [1, 2]},
                          index=["a", "b"])

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from neswap_core.release.grid import frontier_winner, hyperparameter_grid
+from neswap_core.choose.grid import frontier_winner, hyperparameter_grid
 from tests.test_releases import embed, make_chunks
 
 

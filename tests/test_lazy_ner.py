@@ -52,7 +52,7 @@ def test_a_warm_prepare_never_imports_spacy(tmp_path):
     script = (
         "import sys\n"
         "from neswap_core.config import RunConfig\n"
-        "from neswap_core.pipeline import prepare_path\n"
+        "from neswap_core.prepare.pipeline import prepare_path\n"
         f"cfg = RunConfig(cache_dir={str(tmp_path / 'cache')!r})\n"
         f"p = prepare_path({str(ROOT / 'data' / 'sample')!r}, cfg, processes=1)\n"
         "print(len(p.chunks), sum(len(c.entities) for c in p.chunks), 'spacy' in sys.modules)\n"
@@ -73,7 +73,7 @@ def test_a_restarted_app_on_warm_caches_imports_neither_spacy_nor_torch(tmp_path
 
     script = (
         "import sys\n"
-        "from neswap_core.store import Workspace\n"
+        "from neswap_core.workspace.store import Workspace\n"
         "from appkit.pipeline import Stage\n"
         "from appkit.state import settings\n"
         f"ws = Workspace.open({str(tmp_path / 'ws')!r})\n"

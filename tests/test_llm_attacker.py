@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from neswap_core.check.llm import PROMPT, LLMAttacker, LLMSettings, llm_accuracy, match_answer
 from neswap_core.errors import AttackError, ConfigError
+from neswap_core.measure.llm import PROMPT, LLMAttacker, LLMSettings, llm_accuracy, match_answer
 from tests.chat_endpoint import chat_endpoint
 
 CANDIDATES = {"Acme Corporation": ("ACME", "Acme"), "Globex Inc": ("GLBX", "Globex")}
@@ -98,7 +98,7 @@ def test_match_answer_is_case_and_punctuation_insensitive():
 
 
 def test_release_measures_send_only_changed_chunks_and_documents(server, tmp_path):
-    from neswap_core.check.llm import llm_release_measures
+    from neswap_core.measure.llm import llm_release_measures
 
     attacker = LLMAttacker(
         _settings(server, tmp_path), CANDIDATES, confirm=True, sleep=lambda s: None

@@ -14,7 +14,7 @@ from scipy import stats
 
 from neswap_core.corpus import Chunk, EntitySpan
 from neswap_core.errors import ConfigError, CorpusError
-from neswap_core.release.pairs import (
+from neswap_core.generate.pairs import (
     PairCodes,
     PairSampler,
     count_valid_pairs,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from neswap_core.corpus import Corpus, Document
-from neswap_core.pipeline import clean_corpus
+from neswap_core.prepare.pipeline import clean_corpus
 from neswap_core.text.entities import load_ner
 from neswap_core.text.identifiers import near_miss_surnames, suppress_identifiers
 from neswap_core.text.loading import load_corpus

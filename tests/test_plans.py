@@ -12,7 +12,7 @@ import pytest
 from neswap_core.config import TERM_CATEGORY
 from neswap_core.corpus import Chunk, EntitySpan
 from neswap_core.errors import ConfigError
-from neswap_core.release.plans import (
+from neswap_core.generate.plans import (
     OneVsMany,
     Plan,
     Redact,
@@ -21,7 +21,8 @@ from neswap_core.release.plans import (
     apply_plan,
     default_plan,
 )
-from neswap_core.release.terms import DistinctiveTerms, fit_terms, log_odds_z, tag_terms
+from neswap_core.generate.terms import tag_terms
+from neswap_core.models.log_odds import DistinctiveTerms, fit_terms, log_odds_z
 
 
 def make_chunk(cid: str, company: str, entities: list[tuple[str, str]], filler: str = "") -> Chunk:

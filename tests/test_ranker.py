@@ -10,18 +10,18 @@ torch = pytest.importorskip("torch")
 from neswap_core.config import MASK_PLACEHOLDER  # noqa: E402
 from neswap_core.corpus import Chunk  # noqa: E402
 from neswap_core.errors import FitError  # noqa: E402
-from neswap_core.models.word_vectors import MiniLMWordEmbedder  # noqa: E402
-from neswap_core.release.ranker import (  # noqa: E402
+from neswap_core.generate.ranker import (  # noqa: E402
     LearnedRanker,
     knn_kl_divergence,
     soft_keep,
 )
-from neswap_core.release.redaction import (  # noqa: E402
+from neswap_core.generate.redaction import (  # noqa: E402
     WordScore,
     masked_count,
     redact_chunks,
     word_spans,
 )
+from neswap_core.models.word_vectors import MiniLMWordEmbedder  # noqa: E402
 
 DIM = 8
 

@@ -17,8 +17,8 @@ SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 @pytest.mark.slow
 def test_ray_engine_equals_local_engine(tmp_path):
     ray = pytest.importorskip("ray")
-    from neswap_core.engines.ray_engine import RayOptions, prepare_ray
-    from neswap_core.pipeline import prepare
+    from neswap_core.prepare.pipeline import prepare
+    from neswap_core.prepare.ray_engine import RayOptions, prepare_ray
 
     full = load_corpus(SAMPLE)
     corpus = replace(full, documents=full.documents[:3])
@@ -93,7 +93,7 @@ def test_cli_prepare_engine_ray_writes_the_local_engines_files(tmp_path):
 def test_local_ray_actors_fit_the_machine():
     """Three actor pools run at once: on 2 local CPUs each actor may ask for 2/3 CPU at most;
     a cluster address keeps the requested CPUs (its nodes have their own)."""
-    from neswap_core.engines.ray_engine import RayOptions, actor_cpus
+    from neswap_core.prepare.ray_engine import RayOptions, actor_cpus
 
     assert actor_cpus(RayOptions(num_cpus=2)) == pytest.approx(2 / 3)
     assert actor_cpus(RayOptions(num_cpus=8)) == 1.0

@@ -10,7 +10,7 @@ import pytest
 from neswap_core.config import MASK_PLACEHOLDER, PLACEHOLDER_PATTERN
 from neswap_core.corpus import Chunk, EntitySpan
 from neswap_core.errors import ConfigError, CorpusError, FitError
-from neswap_core.release.redaction import (
+from neswap_core.generate.redaction import (
     SmarterRedactor,
     WordScore,
     apply_redactions,
@@ -19,7 +19,7 @@ from neswap_core.release.redaction import (
     redact_chunks,
     word_spans,
 )
-from neswap_core.release.rewrite import is_placeholder
+from neswap_core.generate.rewrite import is_placeholder
 
 
 class TableScorer:
@@ -222,5 +222,5 @@ def test_mask_placeholder_is_no_special_token_of_minilm_and_no_attacker_word() -
     assert "[MASK]" in special  # the hazard the placeholder avoids
     pieces = tokenizer.encode(MASK_PLACEHOLDER, add_special_tokens=False).tokens
     assert pieces and not set(pieces) & special  # "[…]": "[", "…", "]"
-    analyse = TfidfVectorizer().build_analyzer()  # the attacker's tokeniser (check/attack.py)
+    analyse = TfidfVectorizer().build_analyzer()  # the attacker's tokeniser (measure/attack.py)
     assert analyse(f"revenue {MASK_PLACEHOLDER} grew") == ["revenue", "grew"]

@@ -6,16 +6,16 @@ import numpy as np
 import pytest
 
 from neswap_core.analysis import ReleaseOutcome, release_inputs
+from neswap_core.choose.frontier import choose_release
 from neswap_core.corpus import Chunk, EntitySpan
 from neswap_core.errors import ConfigError
-from neswap_core.models.mixture import SphericalMixture
-from neswap_core.release.frontier import choose_release
-from neswap_core.release.releases import (
+from neswap_core.generate.releases import (
     ReleaseContext,
     category_combinations,
     evaluate_records,
     sweep_releases,
 )
+from neswap_core.models.mixture import SphericalMixture
 
 ORGS = ["Acme", "Globex", "Initech", "Umbrella", "Hooli", "Stark", "Wayne", "Wonka"]
 PRODUCTS = ["Widget", "Gizmo", "Doohickey", "Sprocket", "Gadget", "Thingamajig"]

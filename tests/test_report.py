@@ -1,4 +1,4 @@
-"""The HTML release report (release/export.py, release/labels.py): plain labels, readable
+"""The HTML release report (publish/export.py, publish/labels.py): plain labels, readable
 settings, escaped corpus text, examples with their changes marked, a layout that fits."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pandas as pd
 
 from neswap_core.config import RunConfig
 from neswap_core.corpus import Chunk
-from neswap_core.release.export import before_after_examples, html_report
-from neswap_core.release.labels import column_label, labelled, readable_value, settings_frame
+from neswap_core.publish.export import before_after_examples, html_report
+from neswap_core.publish.labels import column_label, labelled, readable_value, settings_frame
 
 
 def chunk(cid: str, text: str) -> Chunk:
@@ -68,6 +68,6 @@ def test_every_setting_has_a_plain_label():
     """The report's settings table named three plan settings by their raw field names."""
     from dataclasses import fields
 
-    from neswap_core.release.labels import SETTING_LABELS
+    from neswap_core.publish.labels import SETTING_LABELS
 
     assert [f.name for f in fields(RunConfig) if f.name not in SETTING_LABELS] == []

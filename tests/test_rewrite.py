@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from neswap_core.corpus import Chunk, EntitySpan
-from neswap_core.release.rewrite import apply_roles, rewrite_chunk, swap_pair
+from neswap_core.generate.rewrite import apply_roles, rewrite_chunk, swap_pair
 
 
 def make(cid: str, text: str, *entities: tuple[str, str], protected: str = "A") -> Chunk:

@@ -12,8 +12,7 @@ import pytest
 
 from neswap_core.config import CATEGORIES
 from neswap_core.errors import ConfigError, FitError
-from neswap_core.models.pitman import PitmanEstimator, PitmanWarning, expected_population_uniques
-from neswap_core.release.risk import (
+from neswap_core.measure.risk import (
     RiskProfile,
     disclosure_risk,
     disclosure_risk_path,
@@ -23,6 +22,7 @@ from neswap_core.release.risk import (
     pitman_table,
     sample_unique_mask,
 )
+from neswap_core.models.pitman import PitmanEstimator, PitmanWarning, expected_population_uniques
 from neswap_core.text.contingency import cell_keys
 
 J = ("Organization", "Person")

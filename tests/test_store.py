@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from neswap_core.errors import NeswapError
-from neswap_core.store import (
+from neswap_core.workspace.store import (
     SCHEMA_VERSION,
     WORKSPACE_ENV,
     WORKSPACE_FILE,
@@ -256,7 +256,7 @@ def test_writer_thread_and_reader_see_the_same_decisions(ws: Workspace) -> None:
 def test_another_process_sees_and_makes_writes(ws: Workspace) -> None:
     ws.set_decision("rel", "a|b", "reject", "parent")
     code = (
-        "import sys, json; from neswap_core.store import Workspace;"
+        "import sys, json; from neswap_core.workspace.store import Workspace;"
         "w = Workspace.open(sys.argv[1]); print(json.dumps(w.decisions('rel')));"
         "w.set_decision('rel', 'c|d', 'accept', 'child')"
     )

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from neswap_core.config import RunConfig
-from neswap_core.engines.lanes import batch_size, run_in_lanes
 from neswap_core.models.embedding import Embedder
-from neswap_core.pipeline import embed_chunks, prepare
+from neswap_core.prepare.lanes import batch_size, run_in_lanes
+from neswap_core.prepare.pipeline import embed_chunks, prepare
 from neswap_core.text.loading import load_corpus
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"

@@ -16,8 +16,8 @@ from scipy import stats
 from neswap_core.config import CATEGORIES, PLACEHOLDER_PATTERN, SUPPRESSED_PLACEHOLDER
 from neswap_core.corpus import Chunk, EntitySpan
 from neswap_core.errors import ConfigError, CorpusError, NeswapError
-from neswap_core.release.rewrite import plan_exchange, rewrite_chunk, swap_pair
-from neswap_core.release.swapping import (
+from neswap_core.generate.rewrite import plan_exchange, rewrite_chunk, swap_pair
+from neswap_core.generate.swapping import (
     Replace,
     apply_operators,
     apply_roles,

@@ -1,4 +1,4 @@
-"""Budgeted, targeted redaction (release/targeted.py): exact budget, cheapest flips first."""
+"""Budgeted, targeted redaction (generate/targeted.py): exact budget, cheapest flips first."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from neswap_core.config import MASK_PLACEHOLDER
 from neswap_core.corpus import Chunk
 from neswap_core.errors import ConfigError
-from neswap_core.release.plans import Plan, Redact
-from neswap_core.release.redaction import (
+from neswap_core.generate.plans import Plan, Redact
+from neswap_core.generate.redaction import (
     SmarterRedactor,
     WordScore,
     apply_redactions,
@@ -19,7 +19,7 @@ from neswap_core.release.redaction import (
     redact_chunks,
     word_spans,
 )
-from neswap_core.release.targeted import (
+from neswap_core.generate.targeted import (
     TargetedRedactor,
     allocate,
     flip_cost,
@@ -131,7 +131,7 @@ def test_prefix_margins_match_the_fitted_model_on_the_masked_text() -> None:
 
 
 def _record(chunk, s):
-    from neswap_core.release.redaction import RedactionRecord
+    from neswap_core.generate.redaction import RedactionRecord
 
     return RedactionRecord(chunk.chunk_id, s.start, s.end, s.word, s.score)
 
@@ -185,7 +185,7 @@ def test_redact_step_validates_method_and_margin() -> None:
 def test_targeted_plan_step_masks_the_corpus_budget_and_a_rejected_word_stays() -> None:
     from types import SimpleNamespace
 
-    from neswap_core.release.plans import apply_plan
+    from neswap_core.generate.plans import apply_plan
 
     chunks = _corpus()
     ctx = SimpleNamespace(chunks=chunks, labels=np.zeros(len(chunks), dtype=int),
@@ -206,7 +206,7 @@ def test_targeted_plan_step_masks_the_corpus_budget_and_a_rejected_word_stays() 
 
 
 def test_decoys_fill_masked_words_with_terms_of_the_company_the_defender_names_instead() -> None:
-    from neswap_core.release.targeted import with_decoys
+    from neswap_core.generate.targeted import with_decoys
 
     chunks = _corpus()
     texts, labels = [c.text for c in chunks], [c.protected for c in chunks]
@@ -231,7 +231,7 @@ def test_decoys_fill_masked_words_with_terms_of_the_company_the_defender_names_i
 def test_decoy_plan_step_records_the_decoy_and_needs_targeted_redaction() -> None:
     from types import SimpleNamespace
 
-    from neswap_core.release.plans import apply_plan
+    from neswap_core.generate.plans import apply_plan
 
     chunks = _corpus()
     ctx = SimpleNamespace(chunks=chunks, labels=np.zeros(len(chunks), dtype=int),

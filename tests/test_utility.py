@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from neswap_core.errors import FitError
-from neswap_core.release.utility import data_utility, utility_baseline, utility_deltas
+from neswap_core.measure.utility import data_utility, utility_baseline, utility_deltas
 
 
 class KnownPKB:

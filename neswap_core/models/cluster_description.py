@@ -2,7 +2,7 @@
 typical passage (SPEC §4; issue 13: "clusters are numbered 0–9 with no description").
 
 Words: every word of a cluster's passages against the rest of the corpus by the log-odds ratio
-with an informative Dirichlet prior (Monroe, Colaresi & Quinn 2008; ``release.terms.log_odds_z``,
+with an informative Dirichlet prior (Monroe, Colaresi & Quinn 2008; ``log_odds.log_odds_z``,
 the same statistic as the distinctive-term swaps), highest z-score first. Decisions: alphabetic
 words of ≥ 3 letters, lower-cased, English stop words and placeholders (``[Company Name]``) out;
 a word must occur at least ``min_count`` times in the cluster and have z > 0; prior strength a
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..config import PLACEHOLDER_PATTERN
-from ..release.terms import log_odds_z
+from .log_odds import log_odds_z
 
 #: Words of ≥ 3 letters (shorter ones are mostly abbreviations and fragments).
 WORD_PATTERN = r"(?u)\b[a-zA-Z][a-zA-Z]{2,}\b"

@@ -1,6 +1,6 @@
 """Contextual word vectors (SPEC §9, paper 002): MiniLM token embeddings averaged per word.
 
-The learned ranker (release/ranker.py) scores each maskable word of a chunk
+The learned ranker (generate/ranker.py) scores each maskable word of a chunk
 (``text/words.py``) from its vector. A word's vector is the mean of the last hidden states
 of its word pieces; chunks longer than ``max_words`` words are read in windows of that many
 words (MiniLM reads at most 256 word pieces), and a word cut off by truncation gets the mean of
@@ -49,7 +49,7 @@ class MiniLMWordEmbedder:
 
     def _load(self) -> Any:
         if self._model is None:
-            from ..models.embedding import load_embedding_model
+            from .embedding import load_embedding_model
 
             self._model = load_embedding_model(self.model_name)
         return self._model

@@ -1,1 +1,0 @@
-"""Measured protection of a release: the re-identification attack and the divergence audit (SPEC §8, §9)."""

@@ -1,0 +1,112 @@
+"""The per-document view of an attack (SPEC §8): the analyst's to-do list.
+
+For a release (``changed = {position: released text}``) and each document: is it still named,
+which released chunks gave it away (highest log-probability of the true company), and which
+words weighed most (Σ over the document's released chunks of tf-idf × the true company's
+coefficient, under the model that scored each chunk — for the in-corpus attacker the fold model
+blind to that chunk).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .attack import CrossFittedAttacker
+from .attack_scores import ReleaseScorer
+
+
+@dataclass(frozen=True)
+class DocumentView:
+    """One document under attack: named or not, its telling chunks and words."""
+
+    doc_id: str
+    company: str
+    named: bool
+    predicted: str
+    chunks: pd.DataFrame  # position, log_prob_true, named, changed, text (most telling first)
+    words: pd.Series  # term -> weight for the true company (largest first)
+
+
+def _released(scorer: ReleaseScorer, changed: Mapping[int, str]) -> tuple[list[str], np.ndarray]:
+    """Released texts of every chunk and the log-probabilities of the released corpus."""
+    texts = list(scorer.texts)
+    pos, new = scorer._changed(changed)
+    for p, t in zip(pos, new, strict=True):
+        texts[p] = t
+    log_p = scorer.log_proba_.copy()
+    if len(pos):
+        log_p[pos] = scorer.released_log_proba(pos, new)
+    return texts, log_p
+
+
+def _term_weights(scorer: ReleaseScorer, texts: list[str], positions: np.ndarray, label: str):
+    attacker = scorer.attacker
+    if attacker is None:
+        return pd.Series(dtype=float)
+    if isinstance(attacker, CrossFittedAttacker):
+        return attacker.term_weights(texts, label, positions)
+    return attacker.term_weights(texts, label)
+
+
+def document_views(
+    scorer: ReleaseScorer,
+    changed: Mapping[int, str] | None = None,
+    *,
+    n_chunks: int = 3,
+    n_words: int = 10,
+) -> list[DocumentView]:
+    """One ``DocumentView`` per document of the corpus, in document order."""
+    changed = changed or {}
+    texts, log_p = _released(scorer, changed)
+    doc_lp = np.zeros_like(scorer.doc_log_proba_)
+    np.add.at(doc_lp, scorer.doc_index_, log_p)
+    guess = doc_lp.argmax(axis=1)
+    changed_pos = set(scorer._changed(changed)[0].tolist())
+    views = []
+    for d, doc_id in enumerate(scorer.documents_):
+        rows = np.flatnonzero(scorer.doc_index_ == d)
+        y = scorer.doc_y_[d]
+        true_lp = log_p[rows, y] if y >= 0 else np.full(len(rows), -np.inf)
+        order = np.argsort(-true_lp, kind="stable")[:n_chunks]
+        chunks = pd.DataFrame(
+            {
+                "position": rows[order],
+                "log_prob_true": true_lp[order],
+                "named": (log_p[rows[order]].argmax(axis=1) == y) if y >= 0 else False,
+                "changed": [int(p) in changed_pos for p in rows[order]],
+                "text": [texts[p] for p in rows[order]],
+            }
+        )
+        label = str(scorer.doc_labels_[d])
+        words = _term_weights(scorer, [texts[p] for p in rows], rows, label)
+        views.append(
+            DocumentView(
+                doc_id=str(doc_id),
+                company=label,
+                named=bool(y >= 0 and guess[d] == y),
+                predicted=str(scorer.classes_[guess[d]]),
+                chunks=chunks,
+                words=words[words > 0].head(n_words),
+            )
+        )
+    return views
+
+
+def views_frame(views: list[DocumentView], chunk_ids: list[str] | None = None) -> pd.DataFrame:
+    """The views as one table: doc_id, company, named, predicted, telling_chunks, top_words."""
+    rows = []
+    for v in views:
+        positions = v.chunks["position"].tolist()
+        ids = [chunk_ids[p] for p in positions] if chunk_ids else [str(p) for p in positions]
+        rows.append(
+            {
+                "doc_id": v.doc_id, "company": v.company, "named": v.named,
+                "predicted": v.predicted, "telling_chunks": " ".join(ids),
+                "top_words": "; ".join(v.words.index[:8]),
+            }
+        )  # fmt: skip
+    return pd.DataFrame(rows)

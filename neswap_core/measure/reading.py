@@ -1,0 +1,105 @@
+"""The reading attacker's training texts (SPEC §8): other texts of the same companies.
+
+The reading (``text.loading.load_attacker``: the corpus's ``attacker/`` folder, or an upload)
+goes through the same cleaning as the corpus — presentation extraction, then direct-identifier
+suppression with the corpus's aliases (company names, aliases, tickers, domains →
+``[Company Name]``/``[URL]``) and executive names (→ ``[Executive #]``) — so the attacker learns
+quasi-identifiers only, never the names the corpus no longer shows.
+
+Decisions where SPEC is silent:
+* **Executives**: a company's executives are the same people from one quarter to the next, so
+  every executive listed for a ticker in the corpus (any quarter) is suppressed in the reading
+  of that ticker, besides those listed for the reading's own calls.
+* **Training units**: the corpus is cut by the embedding-based breakpoint chunker; running that
+  chunker on the reading (~17k sentences on the dev corpus) would cost minutes of embedding, so
+  the reading is cut into consecutive windows of ``k`` sentences with ``k`` = the corpus's mean
+  number of sentences per chunk (rounded, at least 1): passages of the same size as the chunks
+  the attacker will be asked about, at the cost of a sentence split only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from ..corpus import Chunk, Corpus
+from ..errors import CorpusError
+from ..text.sentences import split_sentences
+from .attack import DEFAULT_C, TextAttacker
+
+
+def sentences_per_chunk(chunks: Sequence[Chunk]) -> int:
+    """Mean number of sentences per chunk, rounded (at least 1): the size of a training unit."""
+    if not chunks:
+        return 1
+    counts = [len(split_sentences(c.text)) for c in chunks]
+    return max(1, int(round(float(np.mean(counts)))))
+
+
+def with_company_executives(reading: Corpus, corpus: Corpus | None) -> Corpus:
+    """Add to each reading document the executives the corpus lists for the same ticker."""
+    if corpus is None:
+        return reading
+    by_ticker: dict[str, list[str]] = {}
+    for doc in corpus.documents:
+        ticker = doc.metadata.get("ticker", "")
+        if ticker:
+            by_ticker.setdefault(ticker, []).extend(doc.executives)
+    docs = []
+    for doc in reading.documents:
+        extra = by_ticker.get(doc.metadata.get("ticker", ""), [])
+        names = dict.fromkeys([*doc.executives, *extra])
+        docs.append(replace(doc, executives=tuple(names)))
+    return reading.with_documents(docs)
+
+
+def sentence_windows(text: str, size: int) -> list[str]:
+    """Consecutive windows of ``size`` sentences (the last may be shorter), joined by spaces."""
+    sentences = [s.text for s in split_sentences(text)]
+    return [" ".join(sentences[i : i + size]) for i in range(0, len(sentences), size)]
+
+
+def reading_units(
+    reading: Corpus, size: int, corpus: Corpus | None = None
+) -> tuple[list[str], list[str], list[str]]:
+    """(texts, labels, doc ids) of the reading's training passages, suppressed like the corpus."""
+    from ..prepare.pipeline import clean_corpus
+
+    clean = clean_corpus(with_company_executives(reading, corpus)).corpus
+    texts, labels, ids = [], [], []
+    for doc in clean.documents:
+        for window in sentence_windows(doc.text, size):
+            texts.append(window)
+            labels.append(clean.protected_value(doc))
+            ids.append(doc.doc_id)
+    if not texts:
+        raise CorpusError("The attacker's reading holds no text after cleaning.")
+    return texts, labels, ids
+
+
+def reading_attacker(
+    reading: Corpus,
+    chunks: Sequence[Chunk],
+    corpus: Corpus | None = None,
+    *,
+    C: float = DEFAULT_C,
+    random_state: int | None = 0,
+) -> TextAttacker:
+    """Fit the reading attacker on the reading cut into passages the size of ``chunks``.
+
+    Companies of the corpus missing from the reading can never be named by it (their chunks
+    count as wrong); ``missing_companies`` lists them so the caller can say so.
+    """
+    size = sentences_per_chunk(chunks)
+    texts, labels, _ = reading_units(reading, size, corpus)
+    attacker = TextAttacker(C=C, random_state=random_state).fit(texts, labels)
+    attacker.unit_sentences_ = size
+    attacker.n_units_ = len(texts)
+    return attacker
+
+
+def missing_companies(attacker: TextAttacker, chunks: Sequence[Chunk]) -> list[str]:
+    """Companies of the corpus the reading attacker has never read."""
+    return sorted({c.protected for c in chunks} - set(attacker.classes_))

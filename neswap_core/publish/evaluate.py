@@ -1,0 +1,133 @@
+"""Attack an existing release folder (SPEC §8, §11): the CLI's ``evaluate`` command.
+
+``released/`` holds documents under pseudonyms; ``key/pseudonyms.csv`` maps them back to the
+original ids. The corpus is prepared again with the release's configuration
+(``key/config.toml``; chunking, NER and embeddings come from the caches), the C roles are
+applied as in the release, the released paragraphs are matched to the corpus's chunks
+(``report.released_changes``), and the attackers measure the release: the reading attacker when
+the corpus has an ``attacker/`` folder, the in-corpus attacker always.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from ..choose.attack_columns import build_scorers
+from ..config import RunConfig
+from ..corpus import Chunk
+from ..errors import CorpusError
+from ..measure.attack_scores import ReleaseScorer
+from ..measure.reading import missing_companies, reading_attacker
+from .attack_report import attack_report, released_changes
+
+
+@dataclass
+class Evaluation:
+    """The measures of one released folder: JSON summary and per-document table."""
+
+    summary: dict
+    table: pd.DataFrame
+    scorers: dict[str, ReleaseScorer]
+    pre_texts: list[str] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    changed: dict[int, str] = field(default_factory=dict)
+    documents: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (released, company)
+    candidates: dict[str, tuple[str, ...]] = field(default_factory=dict)  # company -> aliases
+
+    def add_llm(self, attacker) -> dict:
+        """Measure the release with an LLM attacker (measure/llm.py) and add it to the summary."""
+        from ..measure.llm import llm_release_measures
+
+        result = llm_release_measures(
+            attacker, self.pre_texts, self.changed, self.labels, self.documents
+        )
+        self.summary["attackers"]["llm"] = result
+        return result
+
+
+def company_candidates(corpus) -> dict[str, tuple[str, ...]]:
+    """{protected value: its documents' aliases}: the answers an LLM attacker's reply is matched
+    against (measure/llm.py ``match_answer``)."""
+    candidates: dict[str, tuple[str, ...]] = {}
+    for d in corpus.documents:
+        value = corpus.protected_value(d)
+        candidates[value] = tuple(dict.fromkeys([*candidates.get(value, ()), *d.aliases]))
+    return candidates
+
+
+def fit_reading(corpus_path: str | Path, chunks: list[Chunk], corpus, protect: str):
+    """The reading attacker of the corpus's ``attacker/`` folder, or None when it has none."""
+    from ..text.loading import load_attacker
+
+    reading = load_attacker(corpus_path, protect=protect)
+    if reading is None:
+        return None
+    return reading_attacker(reading, chunks, corpus)
+
+
+def reading_notes(attacker, chunks: list[Chunk]) -> dict:
+    """What the report says about the reading attacker's training."""
+    if attacker is None:
+        return {"reading": "no attacker/ folder beside the corpus: in-corpus attacker only"}
+    return {
+        "reading_units": attacker.n_units_,
+        "reading_unit_sentences": attacker.unit_sentences_,
+        "reading_missing_companies": missing_companies(attacker, chunks),
+    }
+
+
+def _released_texts(release: Path) -> dict[str, str]:
+    """Original doc id → released text, via key/pseudonyms.csv."""
+    from ..text.loading import load_corpus
+
+    key = release / "key" / "pseudonyms.csv"
+    folder = release / "released"
+    if not key.is_file() or not folder.is_dir():
+        raise CorpusError(
+            f"{release} is not a release folder: expected released/ and key/pseudonyms.csv "
+            "(written by `python -m neswap_core release`)."
+        )
+    with key.open(encoding="utf-8") as fh:
+        back = {row["pseudonym"]: row["doc_id"] for row in csv.DictReader(fh)}
+    docs = load_corpus(folder, protect="doc_id").documents
+    unknown = sorted(d.doc_id for d in docs if d.doc_id not in back)
+    if unknown:
+        raise CorpusError(f"Released documents {unknown[:5]} are not in {key}.")
+    return {back[d.doc_id]: d.text for d in docs}
+
+
+def evaluate_release(release: str | Path, corpus_path: str | Path | None = None) -> Evaluation:
+    """Measure the release in folder ``release`` against the corpus it was made from."""
+    from ..generate.rewrite import apply_roles
+    from ..prepare.pipeline import prepare_path
+
+    release = Path(release)
+    config_file = release / "key" / "config.toml"
+    config = RunConfig.load(config_file) if config_file.is_file() else RunConfig()
+    corpus_path = str(corpus_path or config.corpus)
+    config.corpus = corpus_path
+    released = _released_texts(release)
+    prepared = prepare_path(corpus_path, config)
+    pre = apply_roles(list(prepared.chunks), dict(config.roles))
+    changed = released_changes([c.text for c in pre], [c.doc_id for c in pre], released)
+    reading = fit_reading(corpus_path, prepared.chunks, prepared.raw, config.protect)
+    scorers = build_scorers(pre, reading, random_state=config.seed)
+    summary, table = attack_report(scorers, changed, [c.chunk_id for c in pre])
+    summary.update(release=str(release), corpus=corpus_path, **reading_notes(reading, pre))
+    clean = prepared.clean.corpus
+    companies = {d.doc_id: clean.protected_value(d) for d in clean.documents}
+    candidates = company_candidates(clean)
+    return Evaluation(
+        summary,
+        table,
+        scorers,
+        [c.text for c in pre],
+        [c.protected for c in pre],
+        changed,
+        {doc: (text, companies[doc]) for doc, text in released.items()},
+        candidates,
+    )

@@ -1,1 +1,0 @@
-"""Candidate releases -> choice: operators, pairs, swapping, risk, utility, frontier, export (SPEC §3, §5-§7, §11)."""
