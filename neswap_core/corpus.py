@@ -26,7 +26,8 @@ class Document:
 
     ``metadata`` holds every metadata column of the input (company, ticker, quarter, ...);
     ``executives`` the names of the company-side speakers used for ``[Executive #]``;
-    ``aliases`` the company's names, subsidiaries, domains and ticker used for ``[Company Name]``.
+    ``aliases`` the company's names, subsidiaries, domains and ticker used for ``[Company Name]``;
+    ``analysts`` the outside participants the transcript lists, used for ``[Analyst #]``.
     """
 
     doc_id: str
@@ -37,6 +38,7 @@ class Document:
     source: str = ""  # file the document came from, for messages
     layout: str = "text"  # "text" (plain transcript), "table" (CSV/JSONL row), "motleyfool"
     q_and_a: str | None = None  # the Q&A part when the input layout stores it separately
+    analysts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,9 @@ def test_each_hit_must_be_accepted_before_released_can_be_downloaded(workspace, 
     from neswap_core.publish import bundle as bundle_mod
     from neswap_core.publish.leaks import LeakTerm, leak_terms
 
-    def with_extra(corpus, people=None):  # "pandemic" stands in for a surviving identifier
-        return [*leak_terms(corpus, people), LeakTerm("pandemic", "alias", frozenset({"x"}))]
+    def with_extra(corpus, people=None):  # "sequentially" stands in for a surviving identifier
+        # (not a common word by wordfreq, so it is searched in any case: issue 23 item 3)
+        return [*leak_terms(corpus, people), LeakTerm("sequentially", "alias", frozenset({"x"}))]
 
     monkeypatch.setattr(bundle_mod, "leak_terms", with_extra)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=900)
@@ -35,13 +36,18 @@ def test_each_hit_must_be_accepted_before_released_can_be_downloaded(workspace, 
     assert boxes and any("leak scan found" in w.value for w in at.warning)
     released = next(b for b in at.get("download_button") if b.key == "dl_released")
     assert released.proto.disabled
-    for box in boxes[:-1]:
-        box.check()
+
+    def hit_key(box) -> tuple[str, str]:  # "Accept: doc_x, chunk 3: alias 'x' (…, any case) in …"
+        return box.label.split(": ")[1], "exact" if ", exact case)" in box.label else "any"
+
+    for box in boxes:  # every hit but the last (hits of one word, chunk and case share a key)
+        if hit_key(box) != hit_key(boxes[-1]):
+            box.check()
     at.run()
     assert next(b for b in at.get("download_button") if b.key == "dl_released").proto.disabled
     next(b for b in at.checkbox if b.key == boxes[-1].key).check()
     at.run()
     assert not next(b for b in at.get("download_button") if b.key == "dl_released").proto.disabled
-    assert len(workspace.get_setting("accepted_leaks")) == len(boxes)
+    assert len(set(workspace.get_setting("accepted_leaks"))) == len({hit_key(b) for b in boxes})
     page = " ".join(m.value for m in at.markdown)
     assert "Only `released/` may go to an LLM" in page

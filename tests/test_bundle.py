@@ -79,9 +79,11 @@ def test_scan_reports_exact_and_other_case_separately():
 
 def test_scan_is_whole_word_skips_placeholders_and_common_words():
     terms = [LeakTerm("Target", "alias", frozenset({"T"})), LeakTerm("Acme", "alias", frozenset({"A"}))]
-    hits = scan_release({"d": ["our target grew", "Acmeville and [Company Name]", "Target grew"]},
-                        terms, {"d": "T"})
-    assert [(h.chunk, h.found) for h in hits] == [(2, "Target")]  # "target": common word, exact only
+    texts = ["our target grew", "Acmeville and [Company Name]", "Target grew", "we sold at Target"]
+    hits = scan_release({"d": texts}, terms, {"d": "T"})
+    # "target" is a common word: never in lower case, and capitalised only where it names (a
+    # sentence's first word says nothing; mid-sentence it does)
+    assert [(h.chunk, h.found) for h in hits] == [(3, "Target")]
 
 
 def test_surname_alone_counts_only_in_its_own_company_documents():

@@ -57,7 +57,7 @@ def test_no_executive_surname_or_full_name_survives_in_any_bundled_document():
 
 def test_report_counts_equal_the_placeholders_written():
     before, suppressed, report = _suppressed_sample()
-    assert list(report.columns) == ["doc_id", "company", "url", "executive"]
+    assert list(report.columns) == ["doc_id", "company", "url", "executive", "analyst"]
     assert report["doc_id"].tolist() == suppressed.doc_ids
     for (_, row), doc, raw in zip(
         report.iterrows(), suppressed.documents, before.documents, strict=True
@@ -66,6 +66,7 @@ def test_report_counts_equal_the_placeholders_written():
         assert doc.text.count(COMPANY_PLACEHOLDER) == row["company"]
         assert doc.text.count(URL_PLACEHOLDER) == row["url"]
         assert len(re.findall(r"\[Executive \d+\]", doc.text)) == row["executive"]
+        assert len(re.findall(r"\[Analyst \d+\]", doc.text)) == row["analyst"]
         indices = {int(i) for i in re.findall(r"\[Executive (\d+)\]", doc.text)}
         assert indices <= set(range(1, len(doc.executives) + 1))
     assert report["company"].sum() > 100 and report["executive"].sum() > 50
@@ -84,7 +85,7 @@ def test_amphenol_example_exactly():
         "And then, [Executive 2] will give an overview. Visit [URL] or [URL]. "
         "[Company Name] grew. Amphenolic resins are not us."
     )
-    assert result.counts == {"company": 2, "url": 2, "executive": 3}
+    assert result.counts == {"company": 2, "url": 2, "executive": 3, "analyst": 0}
 
 
 def test_longest_alias_first_and_case_rules():
@@ -174,7 +175,7 @@ def test_urls_emails_and_domains(text, expected):
 def test_domain_aliases_are_urls_even_with_an_unusual_tld():
     result = suppress_identifiers("Go to dxc.technology or DXC.com.", ("dxc.technology", "DXC"), ())
     assert result.text == "Go to [URL] or [URL]."
-    assert result.counts == {"company": 0, "url": 2, "executive": 0}
+    assert result.counts == {"company": 0, "url": 2, "executive": 0, "analyst": 0}
 
 
 # --- executives -------------------------------------------------------------------------------
@@ -235,7 +236,7 @@ def test_every_inserted_identifier_becomes_exactly_one_placeholder(tokens):
     n_company = sum(t in ("Amphenol", "Amphenol's", "APH") for t in tokens)
     n_exec = sum(t in ("Craig Lampo", "Lampo") for t in tokens)
     n_url = tokens.count("amphenol.com")
-    assert result.counts == {"company": n_company, "url": n_url, "executive": n_exec}
+    assert result.counts == {"company": n_company, "url": n_url, "executive": n_exec, "analyst": 0}
     for alias in APH + ("Lampo",):
         assert not _whole_word(alias, result.text)
 

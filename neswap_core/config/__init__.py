@@ -55,6 +55,8 @@ DEFAULT_ROLES: dict[str, str] = {
 COMPANY_PLACEHOLDER = "[Company Name]"
 URL_PLACEHOLDER = "[URL]"
 EXECUTIVE_PLACEHOLDER = "[Executive {index}]"
+#: An outside participant (analyst) named in a participant list, # its place in the list.
+ANALYST_PLACEHOLDER = "[Analyst {index}]"
 #: A redacted word (SPEC §9, papers 001/002): one ``[…]`` per masked word. Not ``[MASK]``: that
 #: is MiniLM's own mask token and pulls a chunk's embedding away (10 % of words masked: mean
 #: cosine to the original 0.43 with ``[MASK]``, 0.88 with ``[…]``, 0.82 ``___``, 0.76
@@ -63,7 +65,7 @@ EXECUTIVE_PLACEHOLDER = "[Executive {index}]"
 #: recognised placeholder so texts redacted by earlier versions still read as redacted.
 MASK_PLACEHOLDER = "[…]"
 #: Pattern that matches every placeholder neswap writes; entities never overlap one.
-PLACEHOLDER_PATTERN = r"\[(?:Company Name|URL|Executive \d+|Suppressed|MASK|…|{cats})\]".format(
+PLACEHOLDER_PATTERN = r"\[(?:Company Name|URL|Executive \d+|Analyst \d+|Suppressed|MASK|…|{cats})\]".format(
     cats="|".join(CATEGORIES)
 )
 SUPPRESSED_PLACEHOLDER = "[Suppressed]"

@@ -9,7 +9,8 @@ the released text, found by a word-level diff (so suppression, C placeholders, s
 later operator are covered alike). The file carries original text: it belongs in ``key/``.
 
 Classification of a changed span by what replaced it:
-* ``[Company Name]`` → ORG, ``[Executive #]`` → PERSON, ``[URL]`` → MISC: DIRECT identifiers;
+* ``[Company Name]`` → ORG, ``[Executive #]`` / ``[Analyst #]`` → PERSON, ``[URL]`` → MISC:
+  DIRECT identifiers;
 * a category placeholder (``[Event]``) or a swapped entity → the category's TAB type: QUASI;
 * anything else (e.g. ``[MASK]`` of a redaction) → MISC, QUASI.
 Mentions with the same text in a document share an ``entity_id``.
@@ -45,7 +46,7 @@ def _classify(replacement: str, original: str, categories: Mapping[str, str]) ->
     """(TAB entity type, identifier type) of an original span replaced by ``replacement``."""
     if COMPANY_PLACEHOLDER in replacement:
         return "ORG", "DIRECT"
-    if "[Executive" in replacement:
+    if "[Executive" in replacement or "[Analyst" in replacement:
         return "PERSON", "DIRECT"
     if URL_PLACEHOLDER in replacement:
         return "MISC", "DIRECT"

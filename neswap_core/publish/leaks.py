@@ -3,27 +3,40 @@
 Before anything is written to ``released/``, every identifier of every document's company is
 searched in every released chunk (and in the published manifest values): the protected value,
 the company's aliases (``aliases.csv`` plus the forms derived from the company name), its ticker,
-its web domains, and the names of its executives (listed in ``executives.csv`` or detected from
-the transcript), each as a whole word.
+its web domains, the names of its executives (listed in ``executives.csv`` or detected from
+the transcript) and of the analysts its participant lists name, each as a whole word.
 
 Two kinds of hit, reported separately:
 
 * **exact case** — the identifier as written ("Dolby", "DLB", "Craig Lampo");
-* **any case** — the same letters in another case ("DOLBY", "dolby"). This search is made only
-  where it is not absurd: for identifiers with at least 4 letters that are not a common English
-  word or stop word ("Apple", "Target", "Block" and tickers such as "ALL" or "NOW" are searched
-  in exact case only, otherwise every "target" and "now" would be a hit). Web domains are
-  always searched in any case (a domain has no case).
+* **any case** — the same letters in another case ("DOLBY", "dolby").
+
+Common words (issue 23 item 3). An identifier whose words are all common English by
+``wordfreq`` (``text.words.is_common_word``; no hand list) is never searched in lower case:
+"regions", "travelers", "target" are words. It is searched as written and in capitals; when
+it is one word, an occurrence is a hit only where it names the company (``leak_context``:
+capitalised mid-sentence, followed by a possessive or a corporate suffix, or in a participant
+line), so "in the Finger Lakes regions" and "domestic travelers" pass while "Regions Bank",
+"at Regions we" and "Travelers' combined ratio" are hits. A ticker that is an everyday word
+("ALL", "NOW") counts only in ticker context. Other identifiers of 4+ letters are also searched
+in any case; web domains always (a domain has no case).
 
 Executives are searched by full name (with and without middle initials), given name or its
-usual nickname plus surname, and surname alone (3+ letters, not a common word). A surname alone
-is searched only in the executive's own company's documents: elsewhere it is far more often
-someone else ("Frost & Sullivan"). A given name alone is not searched: "Thanks, Craig" is as likely another call's analyst as the executive,
-and the suppression step already replaced the executives' given names in their own documents.
-Placeholders such as ``[Company Name]`` are never searched inside.
+usual nickname plus surname, and surname alone (3+ letters; a common-word surname such as
+"Price" only where it names). A surname alone and an analyst's name are searched only in their
+own company's documents: elsewhere they are far more often someone else ("Frost & Sullivan"),
+or an analyst who covers both companies. A given name alone is not searched: "Thanks, Craig" is
+as likely another call's analyst as the executive, and the suppression step already replaced the
+executives' given names in their own documents. Placeholders such as ``[Company Name]`` are never
+searched inside.
 
-A hit is keyed by (document, chunk, identifier, case): the analyst accepts hits one by one
-(CLI ``--accept-leaks FILE``, a CSV with those columns; the app: a checkbox per hit).
+Shapes (issue 20 item 3, ``leak_context.shape_hits``): social-media handles, residue around a
+placeholder ("[Company Name] Inc", "[Company Name].com") and analysts' participant lines are
+hits of their own kinds, in every document.
+
+A hit is keyed by (document, chunk, identifier, case): the analyst accepts hits one by one or
+by identifier (``group_hits``: one group per identifier with counts and example contexts, for
+a bulk accept) — CLI ``--accept-leaks FILE``, a CSV with those columns.
 """
 
 from __future__ import annotations
@@ -31,6 +44,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -38,13 +52,9 @@ from pathlib import Path
 from ..config import PLACEHOLDER_PATTERN
 from ..corpus import Corpus
 from ..errors import ConfigError
-from ..text.identifiers import (
-    COMMON_TICKER_WORDS,
-    COMMON_WORDS,
-    NICKNAMES,
-    document_aliases,
-    is_domain,
-)
+from ..text.identifiers import NICKNAMES, document_aliases, is_domain
+from ..text.words import is_common_word
+from .leak_context import names_company, shape_hits, ticker_context, ticker_is_word
 
 #: Minimum number of letters for an identifier to be searched in any case as well.
 MIN_LETTERS_ANY_CASE = 4
@@ -54,24 +64,16 @@ CONTEXT = 40
 HIT_COLUMNS = ("document", "chunk", "identifier", "case", "kind", "found", "own_company", "context")
 KEY_COLUMNS = ("document", "chunk", "identifier", "case")
 #: Kinds of identifier, in the order that names a string found under several kinds.
-KINDS = ("protected", "ticker", "domain", "alias", "executive", "surname")
+KINDS = ("protected", "ticker", "domain", "alias", "executive", "surname", "analyst")
+#: Kinds of shape (``leak_context.SHAPES``): found by their form, not from a list of names.
+SHAPE_KINDS = ("handle", "residue", "participant line")
 #: Kinds searched only in their own company's documents: a bare surname elsewhere is far more
-#: often someone else ("Frost & Sullivan" in another call is not that company's Sullivan).
-OWN_ONLY_KINDS = frozenset({"surname"})
+#: often someone else ("Frost & Sullivan" in another call is not that company's Sullivan), and
+#: an analyst often covers several of the corpus's companies.
+OWN_ONLY_KINDS = frozenset({"surname", "analyst"})
 _INITIAL = re.compile(r"^[A-Z]\.?$")
 _TITLE = re.compile(r"^(?:Dr|Mr|Mrs|Ms|Prof|Sir)\.?$")
 _PLACEHOLDER = re.compile(PLACEHOLDER_PATTERN)
-
-
-def _stop_words() -> frozenset[str]:
-    try:
-        from spacy.lang.en.stop_words import STOP_WORDS
-    except ImportError:  # pragma: no cover - spaCy is a dependency
-        return frozenset()
-    return frozenset(STOP_WORDS)
-
-
-_COMMON = COMMON_WORDS | {w.lower() for w in COMMON_TICKER_WORDS} | _stop_words()
 
 
 @dataclass(frozen=True)
@@ -83,13 +85,38 @@ class LeakTerm:
     owners: frozenset[str] = field(default_factory=frozenset)
 
     @property
+    def common(self) -> bool:
+        """Whether every word of the identifier is common English (``wordfreq``); never a domain."""
+        if self.kind == "domain":
+            return False
+        if self.kind == "ticker":
+            return ticker_is_word(self.text)
+        return is_common_word(self.text)
+
+    @property
     def any_case(self) -> bool:
         """Whether the identifier is also searched case-insensitively (module docstring)."""
         if self.kind == "domain":
             return True
         letters = sum(ch.isalpha() for ch in self.text)
-        words = self.text.lower().split()
-        return letters >= MIN_LETTERS_ANY_CASE and not all(w in _COMMON for w in words)
+        return letters >= MIN_LETTERS_ANY_CASE and not self.common
+
+    @property
+    def in_capitals(self) -> str | None:
+        """The capitals form searched for a common identifier ("REGIONS"), if it differs."""
+        upper = self.text.upper()
+        letters = sum(ch.isalpha() for ch in self.text)
+        if not self.common or upper == self.text or letters < MIN_LETTERS_ANY_CASE:
+            return None
+        return upper
+
+    def counts_at(self, text: str, start: int, end: int) -> bool:
+        """Whether an occurrence at ``text[start:end]`` is a hit (module docstring)."""
+        if not self.common or self.kind == "domain":
+            return True
+        if self.kind == "ticker":
+            return ticker_context(text, start, end)
+        return len(self.text.split()) > 1 or names_company(text, start, end)
 
 
 @dataclass(frozen=True)
@@ -129,9 +156,9 @@ def _executive_forms(name: str) -> list[str]:
 
 
 def _surname(name: str) -> str | None:
-    """The surname of a full name when it may be searched alone (3+ letters, not a common word)."""
+    """The surname of a full name when it may be searched alone (3+ letters)."""
     core = [t.strip(",") for t in name.split() if not _INITIAL.match(t.strip(",")) and not _TITLE.match(t)]
-    if len(core) < 2 or len(core[-1]) < 3 or core[-1].lower() in _COMMON:
+    if len(core) < 2 or len(core[-1]) < 3:
         return None
     return core[-1]
 
@@ -163,6 +190,9 @@ def leak_terms(
                 add(form, "executive", doc.doc_id)
             if surname := _surname(name):
                 add(surname, "surname", doc.doc_id)
+        for name in doc.analysts:
+            for form in _executive_forms(name):
+                add(form, "analyst", doc.doc_id)
     merged: dict[str, LeakTerm] = {}
     for (text, kind), owners in sorted(found.items(), key=lambda kv: (kv[0][0], KINDS.index(kv[0][1]))):
         prior = merged.get(text)  # one term per string, named by its first kind in KINDS
@@ -188,32 +218,45 @@ class LeakScanner:
     def __post_init__(self) -> None:
         exact = {t.text: t for t in self.terms}
         folded = {t.text.lower(): t for t in self.terms if t.any_case}
+        capitals = {t.in_capitals: t for t in self.terms if t.in_capitals and t.in_capitals not in exact}
         object.__setattr__(self, "_exact", exact)
         object.__setattr__(self, "_folded", folded)
+        object.__setattr__(self, "_capitals", capitals)
         object.__setattr__(self, "_exact_re", _pattern(self.terms))
         object.__setattr__(
             self, "_folded_re", _pattern([t for t in self.terms if t.any_case], re.IGNORECASE)
         )
+        object.__setattr__(
+            self, "_capitals_re", _pattern([LeakTerm(c, t.kind) for c, t in capitals.items()])
+        )
 
     def scan(self, text: str) -> list[tuple[int, int, LeakTerm, str]]:
         blocked = [m.span() for m in _PLACEHOLDER.finditer(text)]
+        starts = [s for s, _ in blocked]
 
-        def free(a: int, b: int) -> bool:
-            return not any(a < e and s < b for s, e in blocked)
+        def free(a: int, b: int) -> bool:  # no placeholder overlaps [a, b) (sorted, disjoint)
+            k = bisect_left(starts, b)
+            return k == 0 or blocked[k - 1][1] <= a
 
         out, seen = [], set()
-        if self._exact_re is not None:
-            for m in self._exact_re.finditer(text):
-                term = self._exact[" ".join(m.group(0).split())]
-                if free(*m.span()):
-                    out.append((m.start(), m.end(), term, "exact case"))
-                    seen.add(m.span())
-        if self._folded_re is not None:
-            for m in self._folded_re.finditer(text):
+        searches = (
+            (self._exact_re, self._exact, "exact case", False),
+            (self._capitals_re, self._capitals, "any case", False),
+            (self._folded_re, self._folded, "any case", True),
+        )
+        for pattern, table, case, fold in searches:
+            if pattern is None:
+                continue
+            for m in pattern.finditer(text):
                 if m.span() in seen or not free(*m.span()):
                     continue
-                term = self._folded[" ".join(m.group(0).split()).lower()]
-                out.append((m.start(), m.end(), term, "any case"))
+                key = " ".join(m.group(0).split())
+                term = table[key.lower() if fold else key]
+                if case == "exact case" or fold is False:
+                    if not term.counts_at(text, *m.span()):
+                        continue
+                out.append((m.start(), m.end(), term, case))
+                seen.add(m.span())
         return sorted(out, key=lambda h: (h[0], h[1]))
 
 
@@ -229,7 +272,8 @@ def scan_release(
     originals: Mapping[str, str],
     manifest: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[LeakHit]:
-    """Hits of ``terms`` in the released ``documents`` ({pseudonym: chunk texts}) and manifest.
+    """Hits of ``terms`` and of the leak shapes in the released ``documents`` ({pseudonym: chunk
+    texts}) and manifest.
 
     ``originals``: pseudonym → original document id (to tell own-company hits from others).
     ``manifest``: pseudonym → published column values, searched like text (chunk -1).
@@ -237,14 +281,20 @@ def scan_release(
     scanner = LeakScanner(tuple(terms))
     hits: list[LeakHit] = []
 
-    def record(doc: str, chunk: int, text: str) -> None:
+    def record(doc: str, chunk: int, text: str, where: str | None = None) -> None:
+        found = []
         for start, end, term, case in scanner.scan(text):
             own = originals.get(doc) in term.owners
             if term.kind in OWN_ONLY_KINDS and not own:
                 continue
+            found.append((start, end, term.text, case, term.kind, own))
+        for start, end, kind, identifier in shape_hits(text):
+            found.append((start, end, identifier, "exact case", kind, False))
+        for start, end, identifier, case, kind, own in sorted(found, key=lambda f: f[:2]):
+            context = f"{where}: {text}" if where else _context(text, start, end)
             hits.append(
-                LeakHit(doc, chunk, term.text, case, term.kind, text[start:end], own,
-                        _context(text, start, end))
+                LeakHit("manifest" if where else doc, -1 if where else chunk, identifier, case,
+                        kind, text[start:end], own, context)
             )
 
     for doc, chunks in documents.items():
@@ -252,12 +302,51 @@ def scan_release(
             record(doc, i, text)
     for doc, values in (manifest or {}).items():
         for value in values.values():
-            for start, end, term, case in scanner.scan(str(value)):
-                hits.append(
-                    LeakHit("manifest", -1, term.text, case, term.kind, str(value)[start:end],
-                            originals.get(doc) in term.owners, f"{doc}: {value}")
-                )
+            record(doc, -1, str(value), where=doc)
     return hits
+
+
+@dataclass(frozen=True)
+class LeakGroup:
+    """All hits of one identifier: counts, where, a few contexts, and their keys (bulk accept)."""
+
+    identifier: str
+    kind: str
+    hits: int
+    documents: int
+    own_company: int  # hits in the identifier's own company's documents
+    cases: dict[str, int]  # "exact case" / "any case" -> hits
+    examples: tuple[str, ...]  # contexts of the first hits, at most one per document first
+    keys: tuple[tuple[str, str, str, str], ...]
+
+    def sentence(self) -> str:
+        cases = ", ".join(f"{n} {case}" for case, n in sorted(self.cases.items()))
+        return (
+            f"{self.kind} {self.identifier!r}: {self.hits} hit(s) in {self.documents} "
+            f"document(s) ({cases}; {self.own_company} in its own company's documents)"
+        )
+
+
+def group_hits(hits: Sequence[LeakHit], examples: int = 3) -> list[LeakGroup]:
+    """The hits grouped by identifier (and kind), most hits first, with counts and up to
+    ``examples`` contexts each (from different documents first): what the leak gate shows."""
+    groups: dict[tuple[str, str], list[LeakHit]] = {}
+    for hit in hits:
+        groups.setdefault((hit.identifier, hit.kind), []).append(hit)
+    out = []
+    for (identifier, kind), members in groups.items():
+        cases: dict[str, int] = {}
+        for h in members:
+            cases[h.case] = cases.get(h.case, 0) + 1
+        first_per_doc = list({h.document: h for h in reversed(members)}.values())[::-1]
+        rest = [h for h in members if h not in first_per_doc]
+        shown = tuple(h.context for h in [*first_per_doc, *rest][:examples])
+        out.append(
+            LeakGroup(identifier, kind, len(members), len({h.document for h in members}),
+                      sum(h.own_company for h in members), cases, shown,
+                      tuple(h.key for h in members))
+        )
+    return sorted(out, key=lambda g: (-g.hits, g.identifier, g.kind))
 
 
 def hits_csv(hits: Sequence[LeakHit], accepted: set[tuple[str, str, str, str]] = frozenset()) -> str:

@@ -1,9 +1,11 @@
 """Direct-identifier suppression (SPEC §2.3): companies, URLs and executives become placeholders.
 
-Order: URLs / e-mail addresses / web domains → ``[URL]``; company names and aliases →
-``[Company Name]``; executive names → ``[Executive #]`` (# = 1-based position of the executive in
-``Document.executives``). Text already inside a placeholder is never touched, so the function is
-idempotent. Matching rules, where SPEC is silent:
+Order: URLs / e-mail addresses / web domains / social-media handles → ``[URL]``; company names
+and aliases → ``[Company Name]`` (a legal suffix left after it is absorbed: "[Company Name] Inc"
+→ "[Company Name]"); executive names → ``[Executive #]`` (# = 1-based position of the executive
+in ``Document.executives``); the full names of listed analysts → ``[Analyst #]``. Text already
+inside a placeholder is never touched, so the function is idempotent. Matching rules, where SPEC
+is silent:
 
 * **Company aliases** match as whole words, longest first, and case-sensitively ("TE", "The
   Times", "Global" are words too), with three relaxations: an alias with a capital inside a word
@@ -49,6 +51,7 @@ from functools import lru_cache
 import pandas as pd
 
 from ..config import (
+    ANALYST_PLACEHOLDER,
     COMPANY_PLACEHOLDER,
     EXECUTIVE_PLACEHOLDER,
     PLACEHOLDER_PATTERN,
@@ -95,6 +98,36 @@ _DESCRIPTORS = frozenset(
     semiconductors interactive worldwide
     """.split()
 )
+#: Words that follow a company's name in its legal or usual form ("Regions Financial", "Acme
+#: Widgets Inc", "Crown Holdings"), written capitalised or in capitals: what shows that a common
+#: word names a company (``publish.leaks``) and the residue absorbed into ``[Company Name]``.
+#: Legal forms and the words that make a name a firm's ("[Company Name] Inc", "… Bancorp"):
+#: after ``[Company Name]`` they are residue and are absorbed into the placeholder.
+LEGAL_SUFFIXES = frozenset(
+    """
+    Inc Incorporated Corp Corporation Co Company Companies Cos Ltd Limited Plc PLC LLC LP NV
+    SA AG SE Holdings Holding Group Bancorp Bancshares Bank Financial
+    """.split()
+)
+CORPORATE_SUFFIXES = LEGAL_SUFFIXES | frozenset(
+    """
+    Banks Insurance Trust Partners Capital Brands Industries International Worldwide
+    Enterprises Technologies Technology Systems Solutions Laboratories Labs Networks
+    Communications Electronics Entertainment Media Software Services Therapeutics
+    Pharmaceuticals Semiconductor
+    """.split()
+)
+
+
+def _words_pattern(words: frozenset[str]) -> str:
+    alternatives = "|".join(sorted(words | {w.upper() for w in words}, key=lambda w: (-len(w), w)))
+    return rf"(?:{alternatives})(?![\w-])"
+
+
+#: One corporate suffix word (``CORPORATE_SUFFIXES`` as written or in capitals), whole word.
+CORPORATE_SUFFIX = re.compile(_words_pattern(CORPORATE_SUFFIXES))
+#: One legal suffix word (``LEGAL_SUFFIXES``), whole word.
+LEGAL_SUFFIX = re.compile(_words_pattern(LEGAL_SUFFIXES))
 # --- patterns ---------------------------------------------------------------------------------
 _TLDS = (
     "com|net|org|edu|gov|io|co|ai|biz|info|ca|de|fr|eu|uk|tv|app|dev|tech|technology|cloud|"
@@ -106,6 +139,10 @@ _URL = (
     r"|(?<![\w@.-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+(?:" + _TLDS + r")"
     r"(?:/[^\s<>\"'\[\]]*[^\s<>\"'\[\].,;:!?)])?(?![\w-])"  # bare domain, optional path
 )
+#: A social-media handle (``@AMDNews``): an account that names its owner, suppressed as a URL.
+#: An e-mail address is matched before it (the ``@`` of an address follows a word character).
+HANDLE_PATTERN = r"(?<![\w@.])@[A-Za-z_][A-Za-z0-9_]{1,30}(?![\w@])"
+_URL += "|" + HANDLE_PATTERN
 _DOMAIN_ALIAS = re.compile(r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _INITIAL = re.compile(r"[A-Z]\.?(?:[A-Z]\.?)*")
 _TITLE = re.compile(r"^(?:Dr|Mr|Mrs|Ms|Prof|Sir)(?:\.\s*|\s+)")
@@ -326,13 +363,54 @@ def _substitute(text: str, pattern: re.Pattern[str] | None, replacement) -> tupl
     return pattern.sub(repl, text), count
 
 
+_RESIDUE = re.compile(
+    rf"{re.escape(COMPANY_PLACEHOLDER)}(?:"
+    rf"(?P<suffix>(?:,?[ \t]+{LEGAL_SUFFIX.pattern}(?:\.(?=[ \t]*[a-z,;:)]|,))?)+)"
+    r"|(?P<domain>\.(?i:com|net|org|io|co|biz|info)(?![\w-])))"
+)
+
+
+def absorb_residue(text: str) -> tuple[str, int]:
+    """``[Company Name]`` swallows the legal suffix that followed the alias ("Acme Widgets Inc"
+    when only "Acme Widgets" is known) and becomes ``[URL]`` before a top-level domain
+    ("[Company Name].com"): left in, they say what kind of firm it is or point at its site.
+    The period of "Inc." stays when it ends the sentence. Returns (text, placeholders that
+    became ``[URL]``)."""
+    domains = 0
+
+    def repl(m: re.Match[str]) -> str:
+        nonlocal domains
+        domains += bool(m.group("domain"))
+        return URL_PLACEHOLDER if m.group("domain") else COMPANY_PLACEHOLDER
+
+    return _RESIDUE.sub(repl, text), domains
+
+
+@lru_cache(maxsize=512)
+def _analyst_pattern(
+    analysts: tuple[str, ...],
+) -> tuple[re.Pattern[str] | None, dict[str, int]]:
+    """Full-name forms of the listed analysts (with and without initials, nicknames) → index."""
+    table = {v: index for v, (index, kind) in _executive_table(analysts).items() if kind == "full"}
+    ordered = sorted(table, key=lambda v: (-len(v), v))
+    pattern = _compile([r"\s+".join(re.escape(t) for t in v.split()) for v in ordered])
+    return pattern, {" ".join(v.split()): i for v, i in table.items()}
+
+
 def suppress_identifiers(
-    text: str, aliases: tuple[str, ...] | list[str], executives: tuple[str, ...] | list[str]
+    text: str,
+    aliases: tuple[str, ...] | list[str],
+    executives: tuple[str, ...] | list[str],
+    analysts: tuple[str, ...] | list[str] = (),
 ) -> SuppressionResult:
-    """Replace URLs, company aliases and executive names in ``text`` (SPEC §2.3, module doc)."""
+    """Replace URLs, company aliases, executive and analyst names in ``text`` (SPEC §2.3,
+    module doc). Analysts (the outside participants a transcript lists) are replaced by their
+    full name only — "[Analyst #]" — after the executives, who win when a name is in both."""
     url_re, company_re = _company_patterns(tuple(a for a in aliases if a.strip()))
     text, n_url = _substitute(text, url_re, lambda m: URL_PLACEHOLDER)
     text, n_company = _substitute(text, company_re, lambda m: COMPANY_PLACEHOLDER)
+    text, n_domains = absorb_residue(text)
+    n_company, n_url = n_company - n_domains, n_url + n_domains
     executives = tuple(e for e in executives if e.strip())
     exec_re, lookup = _executive_pattern(executives, near_miss_surnames(text, executives))
     mentions: list[tuple[str, str]] = []
@@ -353,7 +431,13 @@ def suppress_identifiers(
         return placeholder
 
     text, n_exec = _substitute(text, exec_re, executive)
-    counts = {"company": n_company, "url": n_url, "executive": n_exec}
+    analyst_re, analyst_index = _analyst_pattern(tuple(a for a in analysts if a.strip()))
+    text, n_analyst = _substitute(
+        text,
+        analyst_re,
+        lambda m: ANALYST_PLACEHOLDER.format(index=analyst_index[" ".join(m.group("hit").split())]),
+    )
+    counts = {"company": n_company, "url": n_url, "executive": n_exec, "analyst": n_analyst}
     return SuppressionResult(text, counts, tuple(mentions))
 
 
@@ -367,8 +451,8 @@ def suppress_corpus(corpus: Corpus) -> tuple[Corpus, pd.DataFrame]:
     documents, rows = [], []
     for doc in corpus.documents:
         aliases = document_aliases(doc.metadata, doc.aliases)
-        result = suppress_identifiers(doc.text, aliases, doc.executives)
+        result = suppress_identifiers(doc.text, aliases, doc.executives, doc.analysts)
         documents.append(replace(doc, text=result.text, aliases=aliases))
         rows.append({"doc_id": doc.doc_id, **result.counts})
-    columns = ["doc_id", "company", "url", "executive"]
+    columns = ["doc_id", "company", "url", "executive", "analyst"]
     return corpus.with_documents(documents), pd.DataFrame(rows, columns=columns)

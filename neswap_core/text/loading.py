@@ -40,7 +40,7 @@ from ..corpus import Corpus, Document
 from ..errors import CorpusError
 from .identifiers import document_aliases
 from .motleyfool import render_motleyfool
-from .participants import Participant, is_company_side
+from .participants import UNIDENTIFIED, Participant, is_company_side, looks_like_name
 from .presentation import text_participants
 
 MANIFEST = "manifest.csv"
@@ -173,6 +173,20 @@ def _executives_for(metadata: dict[str, str], raw: _Raw, sides: _Sides) -> tuple
     return tuple(unique.values())
 
 
+def _analysts_for(raw: _Raw, executives: tuple[str, ...]) -> tuple[str, ...]:
+    """Outside participants (analysts, investors) of this call's own lists, in order: their
+    names are suppressed as ``[Analyst #]`` (the operator and unnamed speakers are not people)."""
+    known = {" ".join(n.lower().split()) for n in executives}
+    names: dict[str, str] = {}
+    for p in raw.participants:
+        key = " ".join(p.name.lower().split())
+        if p.company_side or key in known or UNIDENTIFIED.fullmatch(p.name.strip()):
+            continue
+        if looks_like_name(p.name):
+            names.setdefault(key, " ".join(p.name.split()))
+    return tuple(names.values())
+
+
 # --- documents --------------------------------------------------------------------------------
 def _stem_metadata(doc_id: str) -> dict[str, str]:
     match = _STEM.match(doc_id)
@@ -251,12 +265,14 @@ def _finish(
         if not str(meta[protect]).strip():
             raise CorpusError(f"{raw.doc_id!r} has an empty {protect!r}; fill it in.")
         listed = raw.aliases + sides.aliases.get(meta.get("ticker", ""), ())
+        executives = _executives_for(meta, raw, sides)
         documents.append(
             Document(
                 doc_id=raw.doc_id,
                 text=raw.text,
                 metadata=meta,
-                executives=_executives_for(meta, raw, sides),
+                executives=executives,
+                analysts=_analysts_for(raw, executives),
                 aliases=document_aliases(meta, listed),
                 source=raw.source,
                 layout=raw.layout,

@@ -80,12 +80,69 @@ def parse_participant(entry: str) -> Participant:
     )
 
 
+#: Words of page furniture and document structure that are never part of a person's name:
+#: "EDITED TRANSCRIPT" in a footer is not an executive (issue 20 item 3).
+_NOT_NAME_WORDS = re.compile(
+    r"\b(?:transcripts?|edited|unedited|corrected|preliminary|copyright|reserved|disclaimer|"
+    r"streetevents|refinitiv|factset|callstreet|webcast|earnings|conference|participants?|"
+    r"presentation|questions?|answers?|overview|summary|brief|highlights|data|results|"
+    r"quarter|fiscal|event|page|contents|call|session|remarks|division)\b|©",
+    re.I,
+)
+
+
 def looks_like_name(text: str) -> bool:
-    """A person's name as speaker lines write it: 1-6 capitalised tokens, no digits."""
+    """A person's name as speaker lines write it: 1-6 capitalised tokens, no digits, no word of
+    page furniture or document structure ("EDITED TRANSCRIPT", "FINANCIAL DATA")."""
     tokens = text.split()
     if not 1 <= len(tokens) <= 6 or any(ch.isdigit() for ch in text):
         return False
+    if _NOT_NAME_WORDS.search(text):
+        return False
     return bool(re.match(r"[A-Z]", tokens[0])) and all(_NAME_TOKEN.fullmatch(t) for t in tokens)
+
+
+_TITLE_WORDS = re.compile(
+    r"\b(?:CEO|CFO|COO|CTO|CIO|CAO|CRO|EVP|SVP|VP|IR|Chief|Officer|President|Chairman|Chair|"
+    r"Director|Treasurer|Controller|Head|Founder|Counsel|Secretary|Investor Relations|"
+    r"Executive|Manager|Partner|Analyst|Strategist|Economist|Associate|Principal)\b"
+)
+_SPEAKER_TAIL = re.compile(r"[ \t]*\[\d{1,3}\][ \t]*$")
+_AFFILIATED = re.compile(
+    r"^(?P<name>[^,\[\]]{2,60}?),[ \t]*(?P<firm>[^\[\]]{2,140}?)[ \t]+[-–—]{1,2}[ \t]+"
+    r"(?P<title>[^\[\].!?]{2,80}?)$"
+)
+_FIRM_TITLE = re.compile(r"^[A-Z][^\[\]!?]{1,140}?[ \t]+[-–—]{1,2}[ \t]+(?P<title>[^\[\].!?]{2,80})$")
+_SMALL_WORDS = frozenset({"and", "of", "for", "the", "&", "to", "in", "on"})
+
+
+def _is_title(title: str) -> bool:
+    """A job title as lists write it: at most 10 words, a title word, the rest capitalised."""
+    words = title.replace(",", " ").replace("/", " ").split()
+    return (
+        0 < len(words) <= 10
+        and bool(_TITLE_WORDS.search(title))
+        and all(w[0].isupper() or w in _SMALL_WORDS for w in words)
+    )
+
+
+def is_participant_line(line: str) -> bool:
+    """Whether ``line`` is a participant-list entry or a speaker line, never speech: "Jane Doe,
+    Big Bank Securities, Research Division - Analyst [10]", "Big Bank Securities - Analyst",
+    "Acme Widgets Inc. - CFO", "Operator [1]"."""
+    line = _BULLET.sub("", " ".join(line.split()))
+    if not line or len(line) > 220:
+        return False
+    if "Research Division" in line:
+        return True
+    tail = _SPEAKER_TAIL.search(line)
+    head = line[: tail.start()] if tail else line
+    if tail and (UNIDENTIFIED.fullmatch(head) or looks_like_name(head.partition(",")[0])):
+        return True
+    m = _AFFILIATED.match(head) or _FIRM_TITLE.match(head)
+    if m is None or not _is_title(m["title"]):
+        return False
+    return "name" not in m.groupdict() or looks_like_name(m["name"].strip())
 
 
 def heading_kind(line: str) -> str | None:
