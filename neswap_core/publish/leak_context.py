@@ -30,7 +30,7 @@ import re
 from functools import lru_cache
 
 from ..config import PLACEHOLDER_PATTERN
-from ..text.identifiers import CORPORATE_SUFFIX, HANDLE_PATTERN, LEGAL_SUFFIX
+from ..text.corporate import CORPORATE_SUFFIX, HANDLE_PATTERN, LEGAL_SUFFIX
 from ..text.sentences import ABBREVIATIONS
 
 #: Zipf frequency from which a ticker's lower-case form is an everyday word (it 6.95, all 6.52,

@@ -58,6 +58,7 @@ from ..config import (
     URL_PLACEHOLDER,
 )
 from ..corpus import Corpus
+from .corporate import HANDLE_PATTERN, absorb_residue
 from .nicknames import FORMAL, NICKNAMES
 
 # --- word lists -------------------------------------------------------------------------------
@@ -98,36 +99,6 @@ _DESCRIPTORS = frozenset(
     semiconductors interactive worldwide
     """.split()
 )
-#: Words that follow a company's name in its legal or usual form ("Regions Financial", "Acme
-#: Widgets Inc", "Crown Holdings"), written capitalised or in capitals: what shows that a common
-#: word names a company (``publish.leaks``) and the residue absorbed into ``[Company Name]``.
-#: Legal forms and the words that make a name a firm's ("[Company Name] Inc", "… Bancorp"):
-#: after ``[Company Name]`` they are residue and are absorbed into the placeholder.
-LEGAL_SUFFIXES = frozenset(
-    """
-    Inc Incorporated Corp Corporation Co Company Companies Cos Ltd Limited Plc PLC LLC LP NV
-    SA AG SE Holdings Holding Group Bancorp Bancshares Bank Financial
-    """.split()
-)
-CORPORATE_SUFFIXES = LEGAL_SUFFIXES | frozenset(
-    """
-    Banks Insurance Trust Partners Capital Brands Industries International Worldwide
-    Enterprises Technologies Technology Systems Solutions Laboratories Labs Networks
-    Communications Electronics Entertainment Media Software Services Therapeutics
-    Pharmaceuticals Semiconductor
-    """.split()
-)
-
-
-def _words_pattern(words: frozenset[str]) -> str:
-    alternatives = "|".join(sorted(words | {w.upper() for w in words}, key=lambda w: (-len(w), w)))
-    return rf"(?:{alternatives})(?![\w-])"
-
-
-#: One corporate suffix word (``CORPORATE_SUFFIXES`` as written or in capitals), whole word.
-CORPORATE_SUFFIX = re.compile(_words_pattern(CORPORATE_SUFFIXES))
-#: One legal suffix word (``LEGAL_SUFFIXES``), whole word.
-LEGAL_SUFFIX = re.compile(_words_pattern(LEGAL_SUFFIXES))
 # --- patterns ---------------------------------------------------------------------------------
 _TLDS = (
     "com|net|org|edu|gov|io|co|ai|biz|info|ca|de|fr|eu|uk|tv|app|dev|tech|technology|cloud|"
@@ -139,9 +110,6 @@ _URL = (
     r"|(?<![\w@.-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+(?:" + _TLDS + r")"
     r"(?:/[^\s<>\"'\[\]]*[^\s<>\"'\[\].,;:!?)])?(?![\w-])"  # bare domain, optional path
 )
-#: A social-media handle (``@AMDNews``): an account that names its owner, suppressed as a URL.
-#: An e-mail address is matched before it (the ``@`` of an address follows a word character).
-HANDLE_PATTERN = r"(?<![\w@.])@[A-Za-z_][A-Za-z0-9_]{1,30}(?![\w@])"
 _URL += "|" + HANDLE_PATTERN
 _DOMAIN_ALIAS = re.compile(r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _INITIAL = re.compile(r"[A-Z]\.?(?:[A-Z]\.?)*")
@@ -361,29 +329,6 @@ def _substitute(text: str, pattern: re.Pattern[str] | None, replacement) -> tupl
         return new
 
     return pattern.sub(repl, text), count
-
-
-_RESIDUE = re.compile(
-    rf"{re.escape(COMPANY_PLACEHOLDER)}(?:"
-    rf"(?P<suffix>(?:,?[ \t]+{LEGAL_SUFFIX.pattern}(?:\.(?=[ \t]*[a-z,;:)]|,))?)+)"
-    r"|(?P<domain>\.(?i:com|net|org|io|co|biz|info)(?![\w-])))"
-)
-
-
-def absorb_residue(text: str) -> tuple[str, int]:
-    """``[Company Name]`` swallows the legal suffix that followed the alias ("Acme Widgets Inc"
-    when only "Acme Widgets" is known) and becomes ``[URL]`` before a top-level domain
-    ("[Company Name].com"): left in, they say what kind of firm it is or point at its site.
-    The period of "Inc." stays when it ends the sentence. Returns (text, placeholders that
-    became ``[URL]``)."""
-    domains = 0
-
-    def repl(m: re.Match[str]) -> str:
-        nonlocal domains
-        domains += bool(m.group("domain"))
-        return URL_PLACEHOLDER if m.group("domain") else COMPANY_PLACEHOLDER
-
-    return _RESIDUE.sub(repl, text), domains
 
 
 @lru_cache(maxsize=512)

@@ -11,6 +11,12 @@ both use. Layouts understood (issue 10), with the lines that are layout and neve
   ``Conference Call Participants`` lists at the top (`` * Name`` bullets with a ``Company -
   Title`` line or on one line); ``====`` / ``----`` separator lines; ``Presentation`` and
   ``Questions and Answers`` headings; speaker lines ``Name, Company - Title [3]`` / ``Operator [1]``.
+  The list and the speaker lines may come without separators, headings in any case, the
+  speaker line's name without the list's middle initial and its company without its period.
+* ``brief`` (an event brief: a summary document): a title block, section headings such as
+  ``OVERVIEW``, ``FINANCIAL DATA``, ``PRESENTATION SUMMARY`` (any case, optional colon), a
+  ``QUESTIONS AND ANSWERS`` section and participant lists; no speaker lines. Each section is a
+  speakerless turn; the sections before the Q&A are the management's content.
 * ``capiq`` (S&P Capital IQ): ``Call Participants`` with ``EXECUTIVES`` / ``ANALYSTS`` /
   ``ATTENDEES`` lists of a name line then a title (or firm) line; ``Presentation`` and ``Question
   and Answer`` headings; speaker turns open with the name line and then the title line.
@@ -36,21 +42,25 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .furniture import blank_furniture
 from .participants import (
     SENTENCE_LINE,
     SEPARATOR,
     UNIDENTIFIED,
     Participant,
+    firm_key,
     heading_kind,
     is_company_side,
     looks_like_name,
     parse_participant,
     participants_block,
+    person_key,
 )
 
 LAYOUTS: tuple[str, ...] = (
     "motleyfool",
     "streetevents",
+    "brief",
     "capiq",
     "seekingalpha",
     "dash",
@@ -110,15 +120,34 @@ def _line_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _bracket_line(line: str) -> bool:
+    """A StreetEvents speaker line: ``Operator [1]`` or ``Name, Company - Title [3]``."""
+    m = _BRACKET_SPEAKER.fullmatch(line)
+    if not m:
+        return False
+    who = m["who"].strip()
+    return bool(UNIDENTIFIED.fullmatch(who)) or looks_like_name(who.partition(",")[0].strip())
+
+
+def _is_brief(lines: list[str]) -> bool:
+    """A summary document (event brief): two or more of its section headings, one of them
+    OVERVIEW, FINANCIAL DATA or PRESENTATION SUMMARY, and no speaker lines."""
+    found = {line.lower().rstrip(": ") for line in lines if line and heading_kind(line) == "brief"}
+    core = {"overview", "financial data", "presentation summary"}
+    return len(found) >= 2 and bool(found & core)
+
+
 def detect_layout(text: str) -> str:
     """Name of the layout ``text`` is written in (module docstring)."""
-    lines = [_norm(line) for line in text.split("\n")]
+    lines = [_norm(line) for line in blank_furniture(text).split("\n")]
     kinds = {heading_kind(line) for line in lines if line} - {None}
     low = {line.lower().rstrip(":") for line in lines}
     separators = sum(bool(SEPARATOR.fullmatch(line)) for line in lines if line)
-    brackets = sum(bool(_BRACKET_SPEAKER.fullmatch(line)) for line in lines if line)
-    if separators >= 2 and (brackets >= 1 or "corporate participants" in low):
+    brackets = sum(_bracket_line(line) for line in lines if line)
+    if brackets >= 2 or (separators >= 2 and (brackets >= 1 or "corporate participants" in low)):
         return "streetevents"
+    if "brief" in kinds and _is_brief(lines):
+        return "brief"
     if {"executives", "analysts"} & low and "call participants" in low:
         return "capiq"
     if "question and answer" in low and "presentation" in low:
@@ -158,15 +187,27 @@ def _alone(lines: list[str], i: int) -> bool:
     return i == 0 or not lines[i - 1] or bool(SEPARATOR.fullmatch(lines[i - 1]))
 
 
-def _bracket_who(who: str, corporate: set[str]) -> tuple[str, str, bool]:
-    """(name, role, company side) of a StreetEvents speaker ``Name, Company - Title``."""
+def _bracket_who(
+    who: str, known: dict[str, Participant], firms: set[str]
+) -> tuple[str, str, bool]:
+    """(name, role, company side) of a StreetEvents speaker ``Name, Company - Title``.
+
+    A listed participant is matched without initials ("Ingrid Solberg" is the listed "Ingrid M.
+    Solberg", whose name and side the turn takes); otherwise the speaker is company-side when
+    the line's company is a listed executive's (punctuation and legal form ignored), and, with
+    no list at all, when the title is not an analyst's or an investor's."""
     name, _, affiliation = (part.strip() for part in who.partition(","))
     company, _, title = affiliation.rpartition(" - ")
     title = title or affiliation
-    side = name in corporate or (bool(company) and company.strip() in corporate)
-    if not side and name not in corporate:
-        side = not corporate and is_company_side(name, title)
-    return name, affiliation, side and not UNIDENTIFIED.fullmatch(name)
+    if UNIDENTIFIED.fullmatch(name):
+        return name, affiliation, False
+    by_key = {person_key(p.name): p for p in known.values()}
+    listed = known.get(name) or by_key.get(person_key(name))
+    if listed is not None:
+        return listed.name, affiliation, listed.company_side
+    if company and firm_key(company) in firms:
+        return name, affiliation, is_company_side(name, title)
+    return name, affiliation, not firms and is_company_side(name, title)
 
 
 def _speaker(
@@ -187,7 +228,7 @@ def _speaker(
         m = _BRACKET_SPEAKER.fullmatch(line)
         if not m:
             return None
-        name, role, side = _bracket_who(m["who"], corporate)
+        name, role, side = _bracket_who(m["who"], known, corporate)
         return name, role, side, 1, -1
     if layout == "colon":
         m = _COLON_SPEAKER.match(line)
@@ -216,7 +257,10 @@ def _speaker(
 
 # --- the parse -------------------------------------------------------------------------------------
 def parse_transcript(text: str, layout: str | None = None) -> ParsedTranscript:
-    """Read ``text`` in its layout (detected when not given): participants, turns, sections."""
+    """Read ``text`` in its layout (detected when not given): participants, turns, sections.
+
+    Page furniture (``furniture.py``) is read as blank lines; offsets index ``text`` itself."""
+    text = blank_furniture(text)
     layout = layout or detect_layout(text)
     if layout in ("prose", "unknown"):
         return ParsedTranscript(layout)
@@ -236,15 +280,14 @@ def parse_transcript(text: str, layout: str | None = None) -> ParsedTranscript:
         else:
             i += 1
     known = {p.name: p for p in participants}
-    corporate = {p.name for p in participants if p.company_side}
-    corporate |= {
-        p.role.rpartition(" - ")[0].strip()
+    corporate = {  # the listed executives' firms (normalised), for speaker lines
+        firm_key(p.role.rpartition(" - ")[0])
         for p in participants
         if p.company_side and " - " in p.role
     } - {""}
     turns: list[Turn] = []
     current: dict | None = None
-    section = "title" if layout in ("motleyfool", "streetevents", "capiq") else "presentation"
+    section = "title" if layout in ("motleyfool", "streetevents", "capiq", "brief") else "presentation"
     qa_start = qa_heading = None
     n_layout = len(list_lines)
 
@@ -261,9 +304,10 @@ def parse_transcript(text: str, layout: str | None = None) -> ParsedTranscript:
         kind = heading_kind(line)
         if SEPARATOR.fullmatch(line) or _DURATION.fullmatch(line) or kind is not None:
             n_layout += 1
-            if kind in ("presentation", "qa") and _speech_follows(lines, i, list_lines):
+            sections = ("presentation", "qa", "brief") if layout == "brief" else ("presentation", "qa")
+            if kind in sections and _speech_follows(lines, i, list_lines):
                 headings.append(line)
-                section = "presentation" if kind == "presentation" else "qa"
+                section = "qa" if kind == "qa" else "presentation"
                 if kind == "qa" and qa_start is None:
                     qa_start, qa_heading = spans[i][0], line
                 close()

@@ -26,6 +26,11 @@ _HEADINGS = {
     "outside": r"conference call particip(?:ia|a)nts|analysts|attendees|other participants",
     "participants": "call participants|participants",
     "noise": "contents|table of contents|definitions|disclaimer",
+    # sections of a summary document (an event brief) that hold the management's content
+    "brief": (
+        "overview|financial data|presentation summary|summary|key points|highlights|"
+        "guidance|outlook"
+    ),
 }
 _HEADING = {
     kind: re.compile(rf"[ \t]*(?:{body})[ \t]*:?[ \t]*", re.I) for kind, body in _HEADINGS.items()
@@ -126,6 +131,11 @@ def _is_title(title: str) -> bool:
     )
 
 
+def without_participant_lines(text: str) -> str:
+    """``text`` without its participant and speaker lines (``is_participant_line``)."""
+    return "\n".join(line for line in text.split("\n") if not is_participant_line(line))
+
+
 def is_participant_line(line: str) -> bool:
     """Whether ``line`` is a participant-list entry or a speaker line, never speech: "Jane Doe,
     Big Bank Securities, Research Division - Analyst [10]", "Big Bank Securities - Analyst",
@@ -143,6 +153,26 @@ def is_participant_line(line: str) -> bool:
     if m is None or not _is_title(m["title"]):
         return False
     return "name" not in m.groupdict() or looks_like_name(m["name"].strip())
+
+
+_KEY_DROP = re.compile(r"^(?:[A-Za-z]\.?|dr\.?|mr\.?|mrs\.?|ms\.?|jr\.?|sr\.?|ii|iii|iv)$", re.I)
+_LEGAL = re.compile(
+    r"\b(?:inc|incorporated|corp|corporation|co|company|ltd|limited|plc|llc|lp|holdings?|group)\b"
+)
+
+
+def person_key(name: str) -> tuple[str, ...]:
+    """A name without initials, titles and suffixes, lower-cased: "Ingrid M. Solberg" and
+    "Ingrid Solberg" are one person in a participant list and a speaker line."""
+    tokens = [t.strip(",") for t in name.split()]
+    return tuple(t.lower() for t in tokens if t and not _KEY_DROP.match(t))
+
+
+def firm_key(company: str) -> str:
+    """A company as lists write it, without punctuation and legal form: "Acme Widgets Inc."
+    and "Acme Widgets Inc" are one firm."""
+    words = re.sub(r"[^\w&]+", " ", company.lower())
+    return " ".join(_LEGAL.sub(" ", words).split())
 
 
 def heading_kind(line: str) -> str | None:
@@ -169,10 +199,16 @@ def _entry(line: str, next_line: str) -> tuple[str, str, bool] | None:
     return None
 
 
+#: Consecutive lines a participant list may hold that are no entry (a stray caption): more, and
+#: the list has ended (a table of figures after a list is not part of it).
+MAX_SKIPPED = 2
+
+
 def participants_block(lines: list[str], i: int, side: str) -> tuple[int, list[Participant], str]:
     """Parse a list starting after heading line ``i``; returns (next line, people, side)."""
     people: list[Participant] = []
     j = i + 1
+    misses, last_miss = 0, -2
     while j < len(lines):
         line = lines[j]
         kind = heading_kind(line) if line else None
@@ -188,7 +224,10 @@ def participants_block(lines: list[str], i: int, side: str) -> tuple[int, list[P
         nxt = lines[j + 1] if j + 1 < len(lines) else ""
         entry = _entry(line, "" if heading_kind(nxt) or SEPARATOR.fullmatch(nxt) else nxt)
         if entry is None:
-            if SENTENCE_LINE.match(line):
+            misses = (misses if j == last_miss + 1 else 0) + 1
+            last_miss = j
+            if SENTENCE_LINE.match(line) or misses > MAX_SKIPPED:
+                j -= misses - 1  # the list ended at the first of these lines
                 break
             j += 1
             continue

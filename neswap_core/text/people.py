@@ -15,7 +15,9 @@ tenth of its text and a warm run none. Only PERSON spans are used.
 
 Filters (decision): a detected name must look like a name (capitalised tokens, no digits), may not
 touch a placeholder, a company alias or a job-title word, and at most four tokens; "Operator" and
-"Unidentified ..." are never people. A detected name that is the same person as a known one (same
+"Unidentified ..." are never people, nor is page furniture ("EDITED TRANSCRIPT": words of
+publishing and document structure, ``participants.looks_like_name``; furniture lines are blanked
+before layouts are read, ``furniture.py``). A detected name that is the same person as a known one (same
 surname and the same or a nickname-related given name, or the given name alone) is merged into
 it, so indices stay stable. Outside participants (analysts) are not executives; in prose texts
 they are rarely in title context, and the layouts' lists name them when present.

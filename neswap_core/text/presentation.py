@@ -1,23 +1,24 @@
 """Presentation extraction: keep the management's prepared remarks, drop the Q&A (SPEC §2.1).
 
 The layout of each text is read by ``layouts.parse_transcript`` (Motley Fool, Refinitiv/LSEG
-StreetEvents, S&P Capital IQ, Seeking Alpha, plain ``Name -- Title`` and ``Name: text``). For a
+StreetEvents, event briefs, S&P Capital IQ, Seeking Alpha, plain ``Name -- Title`` and ``Name:
+text``; page furniture blanked first, ``furniture.py``). For a
 layout with speaker turns the kept text is the speech of the non-operator turns from the first
 **management** (company-side) turn up to the Q&A: the first non-empty Q&A heading, or else the
 first outsider's (analyst's) turn or the hand-over to questions, whichever comes first.
 Participant lists, title blocks, separator lines, headings, speaker lines and operator turns
 never reach the kept text. Turns are joined by a blank line, the lines of one turn by a newline.
 
-**Prose** (no layout lines: the ECTSum remarks) keeps the text up to a Q&A heading or hand-over
-("We will now begin the question-and-answer session", "Our first question comes from ...",
-management's "let's open the lines for questions" past the first third, never an agenda
-sentence such as "after our prepared remarks we will open the line ..."). The cut is at the start
-of the sentence holding the hand-over. **Motley Fool JSON** (``layout == "motleyfool"`` with
+An **event brief** keeps its sections (OVERVIEW, FINANCIAL DATA, PRESENTATION SUMMARY, …) up to
+its QUESTIONS AND ANSWERS heading, without the headings. **Prose** (no layout lines: the ECTSum
+remarks) keeps the text up to a Q&A heading or hand-over (``prose.py``). **Motley Fool JSON** (``layout == "motleyfool"`` with
 ``Document.q_and_a``) was already split by the loader: nothing is searched for.
 
-Sanity rule (issue 10): when the kept text would be under ``MIN_SHARE_KEPT`` (20 %) of the
-document's characters or under ``MIN_CHARS_KEPT`` (500) characters, or no management turn is
-found, the document keeps its whole text (still without layout lines and operator turns) and its
+Sanity rule (issues 10, 23): when the kept text would be under ``MIN_SHARE_KEPT`` (20 %) of the
+document's text (its characters outside layout lines; the whole document when the layout lines
+would take over 80 % of it) or under ``MIN_CHARS_KEPT`` (500) characters, or no management turn
+is found, the document keeps its whole text (still without layout lines and operator turns) and
+its
 report row says what was found and what to check (``status`` "whole_text"). A text whose layout
 lines the code does not understand keeps its whole text too, with ``status`` "unknown_layout".
 Statuses: "extracted" (Q&A found and cut), "no_qa" (management section kept to the end of the
@@ -26,14 +27,22 @@ text: no Q&A marker), "whole_text", "unknown_layout".
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 
 import pandas as pd
 
 from ..corpus import Corpus, Document
+from .furniture import blank_furniture
 from .layouts import ParsedTranscript, Turn, parse_transcript
-from .participants import Participant, is_company_side, looks_like_name, parse_participant
+from .participants import (
+    Participant,
+    heading_kind,
+    is_company_side,
+    looks_like_name,
+    parse_participant,
+    without_participant_lines,
+)
+from .prose import handover, split_qa, strip_layout
 
 __all__ = [
     "Participant",
@@ -51,46 +60,6 @@ __all__ = [
 MIN_SHARE_KEPT = 0.20  # proportion of the document's characters, in [0, 1]
 MIN_CHARS_KEPT = 500  # characters
 
-# --- markers ----------------------------------------------------------------------------------
-_QA_HEADING = re.compile(
-    r"^[ \t]*(?P<h>questions?[ \t]*(?:and|&)[ \t]*answers?(?:[ \t]+session)?"
-    r"|question[- ]and[- ]answer[ \t]+session|q[ \t]*&[ \t]*a(?:[ \t]+session)?)[ \t]*:?[ \t]*$",
-    re.I | re.M,
-)
-_Q_AND_A = r"question[- ]and[- ]answer"
-#: Operator hand-overs (anywhere in the text).
-_OPERATOR_MARKERS = (
-    rf"\b(?:begin|start|open|conduct|commence)\w*\s+(?:with\s+)?(?:the\s+|our\s+|a\s+)?"
-    rf"{_Q_AND_A}\s+(?:session|portion|period|segment)",
-    r"\b(?:our|the|your)\s+first\s+question\s+(?:today\s+|this\s+\w+\s+)?"
-    r"(?:comes|is\s+coming|will\s+come|will\s+be\s+coming|is|goes|will\s+be)\s+(?:from|coming)",
-    r"\b(?:take|have)\s+(?:our|the)\s+first\s+question\b",
-    r"\bfirst,?\s+we(?:'ll|\s+will)\s+(?:go|turn)\s+to\s+(?-i:[A-Z][\w'-]*)"
-    r"(?:\s+(?-i:[A-Z][\w'-]*))?\s+(?:with|from|at|of)\b",
-)
-#: Management hand-overs (only past the first third: agendas announce them early).
-_MANAGEMENT_MARKERS = (
-    r"\bopen(?:ing)?\s+(?:up\s+)?(?:the\s+)?(?:call|line|lines|floor|phone\s+lines?)\s+"
-    r"(?:up\s+)?(?:for|to)\s+(?:your\s+|any\s+|the\s+)?questions",
-    rf"\b(?:move|go|turn|proceed)\s+(?:on\s+)?(?:now\s+)?(?:to|into)\s+(?:the\s+)?"
-    rf"(?:Q\s*&\s*A|{_Q_AND_A})",
-)
-_OPERATOR_RE = re.compile("|".join(_OPERATOR_MARKERS), re.I)
-_MANAGEMENT_RE = re.compile("|".join(_MANAGEMENT_MARKERS), re.I)
-_AGENDA_WORDS = re.compile(r"\b(?:after|before|following|follow|later|at the end)\b", re.I)
-_SENTENCE_END = re.compile(r"(?:[.!?]['\"”’)\]]*[ \t]+|\n)")
-
-# --- layout lines of prose ----------------------------------------------------------------------
-_LAYOUT_HEADING = re.compile(
-    r"(?:prepared remarks|contents|presentation|management discussion section)[ \t]*:?", re.I
-)
-_DURATION = re.compile(r"duration:?\s*\d+\s*(?:minutes?|mins?)\.?", re.I)
-_PARTICIPANTS_HEADING = re.compile(
-    r"^[ \t]*(?:call participants|participants|corporate participants)[ \t]*:?[ \t]*$", re.I | re.M
-)
-_SPEAKER = re.compile(r"(?P<name>[^\n]{1,80}?)[ \t]+--[ \t]+(?P<role>[^\n]{1,200}?)")
-
-
 @dataclass(frozen=True)
 class PresentationResult:
     """The kept presentation ``text``; ``found`` whether a Q&A marker was seen, and which."""
@@ -106,23 +75,6 @@ class PresentationResult:
     message: str = ""
 
 
-def _speaker_header(lines: list[str], i: int) -> tuple[str, str] | None:
-    """(name, role) if line ``i`` is a speaker line standing as its own paragraph."""
-    line = lines[i].strip()
-    if (
-        not line
-        or (i > 0 and lines[i - 1].strip())
-        or (i + 1 < len(lines) and lines[i + 1].strip())
-    ):
-        return None
-    if line.rstrip(":").lower() == "operator":
-        return "Operator", ""
-    match = _SPEAKER.fullmatch(line)
-    if match and looks_like_name(match["name"]):
-        return match["name"].strip(), match["role"].strip()
-    return None
-
-
 def text_participants(text: str) -> list[Participant]:
     """Participants of a plain-text transcript: its participant lists in order, then the
     speakers of its turns in order of first appearance (operator excluded)."""
@@ -132,68 +84,6 @@ def text_participants(text: str) -> list[Participant]:
         if turn.speaker and not turn.is_operator and turn.speaker not in found:
             found[turn.speaker] = Participant(turn.speaker, turn.role, turn.company_side)
     return list(found.values())
-
-
-def _sentence_start(text: str, pos: int) -> int:
-    """Offset where the sentence holding ``pos`` starts."""
-    start = 0
-    for match in _SENTENCE_END.finditer(text, 0, pos):
-        start = match.end()
-    return start
-
-
-def _handover(text: str) -> tuple[int, str] | None:
-    """(cut offset, marker) of the first hand-over to questions that is not an agenda sentence;
-    management phrasings must also lie past the first third of the text."""
-    matches = [(m, False) for m in _OPERATOR_RE.finditer(text)]
-    matches += [(m, True) for m in _MANAGEMENT_RE.finditer(text)]
-    for match, management in sorted(matches, key=lambda item: item[0].start()):
-        if management and match.start() < len(text) / 3:
-            continue
-        start = _sentence_start(text, match.start())
-        end = _SENTENCE_END.search(text, match.end())
-        if not _AGENDA_WORDS.search(text[start : end.start() if end else len(text)]):
-            return start, match.group(0)
-    return None
-
-
-def split_qa(text: str) -> tuple[str, str, str | None]:
-    """Split a plain-text transcript into (presentation, Q&A, marker); marker None if not found."""
-    heading = _QA_HEADING.search(text)
-    if heading:
-        return text[: heading.start()], text[heading.start() :], heading.group(0).strip()
-    handover = _handover(text)
-    if handover:
-        cut, marker = handover
-        return text[:cut], text[cut:], " ".join(marker.split())
-    return text, "", None
-
-
-def strip_layout(text: str, keep_operator: bool = False) -> tuple[str, int, int]:
-    """Remove speaker lines, layout headings, durations, participant lists and (by default)
-    operator turns. Returns (text, speaker lines removed, operator turns removed)."""
-    section = _PARTICIPANTS_HEADING.search(text)
-    if section:
-        text = text[: section.start()]
-    lines = text.splitlines()
-    kept: list[str] = []
-    speaker: str | None = None
-    n_speakers = n_operator = 0
-    for i, line in enumerate(lines):
-        header = _speaker_header(lines, i)
-        if header:
-            speaker = header[0]
-            n_speakers += 1
-            n_operator += speaker == "Operator"
-            continue
-        stripped = line.strip()
-        if _LAYOUT_HEADING.fullmatch(stripped) or _DURATION.fullmatch(stripped):
-            continue
-        if speaker == "Operator" and not keep_operator:
-            continue
-        kept.append(line.rstrip())
-    out = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
-    return out, n_speakers, n_operator
 
 
 # --- layouts with speaker turns -----------------------------------------------------------------
@@ -230,9 +120,9 @@ def _qa_cut(text: str, parsed: ParsedTranscript, first: int) -> tuple[int, str] 
     if outsider is not None:
         cuts.append((outsider.start, f"first turn of an outside participant ({outsider.speaker})"))
     end = cuts[0][0] if cuts else len(text)
-    handover = _handover(text[begin:end])
-    if handover is not None:
-        cuts.append((begin + handover[0], " ".join(handover[1].split())))
+    found = handover(text[begin:end])
+    if found is not None:
+        cuts.append((begin + found[0], " ".join(found[1].split())))
     return min(cuts) if cuts else None
 
 
@@ -291,14 +181,33 @@ def _from_prose(text: str, keep_operator: bool) -> PresentationResult:
     )
 
 
-def _sane(result: PresentationResult, whole: str, chars_in: int) -> PresentationResult:
-    """The sanity rule of the module docstring: too little kept -> the whole text, with a note."""
-    kept = len(result.text)
-    if kept >= len(whole) or (kept >= MIN_SHARE_KEPT * chars_in and kept >= MIN_CHARS_KEPT):
+def _from_brief(text: str, parsed: ParsedTranscript) -> PresentationResult:
+    """An event brief: its sections before the Q&A heading, without the headings."""
+    cut = parsed.qa_start if parsed.qa_start is not None else len(text)
+    sections = [t for t in parsed.turns if t.section == "presentation"]
+    kept = _join(text, sections, cut, True)
+    used = [h for h in parsed.headings if heading_kind(h) != "qa"]
+    if parsed.qa_start is None:
+        message = f"brief: kept the sections {used} to the end: no Q&A heading found."
+        return PresentationResult(kept, False, None, "", 0, 0, "brief", "no_qa", message)
+    message = f"brief: kept the sections {used} up to {parsed.qa_heading!r}."
+    return PresentationResult(
+        kept, True, parsed.qa_heading, text[cut:], 0, 0, "brief", "extracted", message
+    )
+
+
+def _sane(result: PresentationResult, whole: str, text: str) -> PresentationResult:
+    """The sanity rule of the module docstring: an extraction that keeps too little of a long
+    document is never a success; it falls back to the whole text, with a note."""
+    chars_in = len(text)
+    if len(whole) < MIN_SHARE_KEPT * chars_in and chars_in >= MIN_CHARS_KEPT:
+        whole = without_participant_lines(text.strip())
+    kept, content = len(result.text), len(whole)
+    if kept >= MIN_SHARE_KEPT * content and kept >= min(MIN_CHARS_KEPT, content):
         return result
     message = (
         f"{result.layout}: the presentation found ({result.message}) would keep only {kept} of "
-        f"{chars_in} characters ({kept / max(chars_in, 1):.0%}; the minimum is "
+        f"{content} characters of text ({kept / max(content, 1):.0%}; the minimum is "
         f"{MIN_SHARE_KEPT:.0%} and {MIN_CHARS_KEPT} characters), so the whole text is kept. "
         "Check where its Q&A starts and whether the management's speaker lines were recognised."
     )
@@ -326,6 +235,7 @@ def extract_presentation(document: Document, keep_operator: bool = False) -> Pre
             "extracted",
             "motleyfool-json: the file's prepared_remarks are kept, its q_and_a dropped.",
         )
+    text = blank_furniture(text)
     parsed = parse_transcript(text)
     if parsed.layout == "unknown":
         message = (
@@ -333,19 +243,20 @@ def extract_presentation(document: Document, keep_operator: bool = False) -> Pre
             "they match no known layout, so the whole text is kept, those lines included. Check "
             "the file, or rewrite its speaker lines as 'Name -- Title' paragraphs."
         )
-        whole = text.strip()
+        whole = without_participant_lines(text.strip())
         return PresentationResult(
             whole, False, None, "", 0, 0, "unknown", "unknown_layout", message
         )
     if parsed.layout == "prose":
         return _sane(
-            _from_prose(text, keep_operator), strip_layout(text, keep_operator)[0], len(text)
+            _from_prose(text, keep_operator), strip_layout(text, keep_operator)[0], text
         )
-    result = _from_turns(text, parsed, keep_operator)
     whole = _join(
         text, [t for t in parsed.turns if t.speaker or t.section != "title"], len(text), False
     )
-    return _sane(result, whole, len(text))
+    if parsed.layout == "brief":
+        return _sane(_from_brief(text, parsed), whole, text)
+    return _sane(_from_turns(text, parsed, keep_operator), whole, text)
 
 
 REPORT_COLUMNS = [
