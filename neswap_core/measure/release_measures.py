@@ -6,8 +6,8 @@ the share of chunks whose MAP cluster is unchanged, and the share of chunks chan
 changed chunks are re-embedded (through the embedding cache, so repeated text is free).
 
 Words: tokens are ``\\w+`` runs; a chunk's unchanged words are the matching blocks of the token
-sequences before and after (difflib, no junk heuristic), so a swapped two-word name counts two
-changed words and a ``[MASK]`` one.
+sequences before and after (difflib without its junk heuristic, linear on long chunks:
+``text.token_diff``), so a swapped two-word name counts two changed words and a ``[MASK]`` one.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 
 import numpy as np
 
 from ..corpus import Chunk
+from ..text.token_diff import matching_blocks
 from .utility import data_utility, utility_deltas
 
 _WORD = re.compile(r"\w+")
@@ -30,8 +30,7 @@ def word_counts(before: str, after: str) -> tuple[int, int]:
     a, b = _WORD.findall(before), _WORD.findall(after)
     if a == b:
         return len(a), len(a)
-    matcher = SequenceMatcher(None, a, b, autojunk=False)
-    return sum(block.size for block in matcher.get_matching_blocks()), len(a)
+    return sum(size for _, _, size in matching_blocks(a, b)), len(a)
 
 
 @dataclass(frozen=True)

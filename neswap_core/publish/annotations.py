@@ -6,7 +6,8 @@ has ``entity_type``, ``start_offset``, ``end_offset``, ``span_text``, ``identifi
 (DIRECT / QUASI / NO_MASK) and ``entity_id``. Here ``text`` is the document's original
 presentation text (before suppression) and the mentions are exactly the spans that differ in
 the released text, found by a word-level diff (so suppression, C placeholders, swaps and any
-later operator are covered alike). The file carries original text: it belongs in ``key/``.
+later operator are covered alike; ``text.token_diff``: difflib's answer for ordinary documents,
+linear time on long ones). The file carries original text: it belongs in ``key/``.
 
 Classification of a changed span by what replaced it:
 * ``[Company Name]`` → ORG, ``[Executive #]`` / ``[Analyst #]`` → PERSON, ``[URL]`` → MISC:
@@ -18,12 +19,12 @@ Mentions with the same text in a document share an ``entity_id``.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from ..config import COMPANY_PLACEHOLDER, URL_PLACEHOLDER
+from ..text.token_diff import opcodes
 
 ANNOTATOR = "neswap"
 #: neswap category -> TAB entity type.
@@ -66,11 +67,9 @@ def changed_mentions(
     """
     categories = categories or {}
     a, b = _tokens(original), _tokens(released)
-    matcher = difflib.SequenceMatcher(None, [m.group(0) for m in a], [m.group(0) for m in b],
-                                      autojunk=False)
     mentions: list[dict[str, Any]] = []
     ids: dict[str, str] = {}
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+    for op, i1, i2, j1, j2 in opcodes([m.group(0) for m in a], [m.group(0) for m in b]):
         if op not in ("replace", "delete") or i1 == i2:
             continue
         start, end = a[i1].start(), a[i2 - 1].end()

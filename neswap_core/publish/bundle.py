@@ -184,10 +184,9 @@ def _key_tables(
     frame = chunks_frame(chunks, clean)
     frame.insert(0, "pseudonym", frame["doc_id"].map(pseudonyms))
     presented, _ = extract_presentations(raw)
-    categories = {
-        doc: {s.text: s.category for ch in chunks if ch.doc_id == doc for s in ch.entities}
-        for doc in pseudonyms
-    }
+    categories: dict[str, dict[str, str]] = {doc: {} for doc in pseudonyms}
+    for ch in chunks:  # one pass (was one pass over every chunk per document)
+        categories.setdefault(ch.doc_id, {}).update({s.text: s.category for s in ch.entities})
     tab = tab_documents(
         {d.doc_id: d.text for d in presented.documents},
         document_texts(clean, chunks),

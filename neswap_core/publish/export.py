@@ -166,11 +166,11 @@ def before_after_examples(base: Sequence[Chunk], released: Sequence[Chunk], n: i
 
 def _marked(before: str, after: str) -> tuple[str, str]:
     """Both texts HTML-escaped (corpus text is never markup), the words that differ marked."""
-    import difflib
+    from ..text.token_diff import opcodes  # difflib's answer, linear on a long passage
 
     a, b = re.split(r"(\s+)", before), re.split(r"(\s+)", after)
     left, right = [], []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    for op, i1, i2, j1, j2 in opcodes(a, b):
         old, new = html.escape("".join(a[i1:i2])), html.escape("".join(b[j1:j2]))
         if op == "equal":
             left.append(old)

@@ -40,6 +40,7 @@ speaker of a capiq / Seeking Alpha turn must be a listed participant (or the ope
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from .furniture import blank_furniture
@@ -139,7 +140,11 @@ def _is_brief(lines: list[str]) -> bool:
 
 def detect_layout(text: str) -> str:
     """Name of the layout ``text`` is written in (module docstring)."""
-    lines = [_norm(line) for line in blank_furniture(text).split("\n")]
+    return _detect([_norm(line) for line in blank_furniture(text).split("\n")])
+
+
+def _detect(lines: list[str]) -> str:
+    """``detect_layout`` on the normalised lines of a text whose furniture is blanked."""
     kinds = {heading_kind(line) for line in lines if line} - {None}
     low = {line.lower().rstrip(":") for line in lines}
     separators = sum(bool(SEPARATOR.fullmatch(line)) for line in lines if line)
@@ -168,8 +173,10 @@ def detect_layout(text: str) -> str:
 
 def _looks_structured(lines: list[str], separators: int) -> bool:
     """Layout lines we do not know: separators, or short non-sentence lines that repeat."""
-    short = [line for line in lines if line and len(line) < 80 and not SENTENCE_LINE.match(line)]
-    repeated = {line for line in short if short.count(line) >= 2}
+    short = Counter(
+        line for line in lines if line and len(line) < 80 and not SENTENCE_LINE.match(line)
+    )
+    repeated = [line for line, count in short.items() if count >= 2]
     return separators >= 2 or len(repeated) >= 2
 
 
@@ -187,6 +194,9 @@ def _alone(lines: list[str], i: int) -> bool:
     return i == 0 or not lines[i - 1] or bool(SEPARATOR.fullmatch(lines[i - 1]))
 
 
+_KEYED = "\x00"  # prefix of the keys of ``known`` that are names without initials
+
+
 def _bracket_who(
     who: str, known: dict[str, Participant], firms: set[str]
 ) -> tuple[str, str, bool]:
@@ -201,8 +211,7 @@ def _bracket_who(
     title = title or affiliation
     if UNIDENTIFIED.fullmatch(name):
         return name, affiliation, False
-    by_key = {person_key(p.name): p for p in known.values()}
-    listed = known.get(name) or by_key.get(person_key(name))
+    listed = known.get(name) or known.get(_KEYED + " ".join(person_key(name)))
     if listed is not None:
         return listed.name, affiliation, listed.company_side
     if company and firm_key(company) in firms:
@@ -261,11 +270,11 @@ def parse_transcript(text: str, layout: str | None = None) -> ParsedTranscript:
 
     Page furniture (``furniture.py``) is read as blank lines; offsets index ``text`` itself."""
     text = blank_furniture(text)
-    layout = layout or detect_layout(text)
-    if layout in ("prose", "unknown"):
-        return ParsedTranscript(layout)
     spans = _line_spans(text)
     lines = [_norm(text[a:b]) for a, b in spans]
+    layout = layout or _detect(lines)
+    if layout in ("prose", "unknown"):
+        return ParsedTranscript(layout)
     participants: list[Participant] = []
     headings: list[str] = []
     list_lines: set[int] = set()
@@ -279,7 +288,8 @@ def parse_transcript(text: str, layout: str | None = None) -> ParsedTranscript:
             i = end
         else:
             i += 1
-    known = {p.name: p for p in participants}
+    known = {p.name: p for p in participants}  # and by name without initials (speaker lines)
+    known |= {_KEYED + " ".join(person_key(p.name)): p for p in participants}
     corporate = {  # the listed executives' firms (normalised), for speaker lines
         firm_key(p.role.rpartition(" - ")[0])
         for p in participants

@@ -12,6 +12,7 @@ or the end) and participant lines, and by default operator turns. ``presentation
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 from .participants import heading_kind, is_participant_line, looks_like_name, participants_block
 
@@ -69,12 +70,11 @@ def _speaker_header(lines: list[str], i: int) -> tuple[str, str] | None:
     return None
 
 
-def _sentence_start(text: str, pos: int) -> int:
-    """Offset where the sentence holding ``pos`` starts."""
-    start = 0
-    for match in _SENTENCE_END.finditer(text, 0, pos):
-        start = match.end()
-    return start
+def _sentence_start(ends: list[int], pos: int) -> int:
+    """Offset where the sentence holding ``pos`` starts, from the sorted sentence ``ends``
+    (one pass over the text for every candidate, not one per candidate: linear time)."""
+    k = bisect_right(ends, pos)
+    return ends[k - 1] if k else 0
 
 
 def handover(text: str) -> tuple[int, str] | None:
@@ -82,10 +82,13 @@ def handover(text: str) -> tuple[int, str] | None:
     management phrasings must also lie past the first third of the text."""
     matches = [(m, False) for m in _OPERATOR_RE.finditer(text)]
     matches += [(m, True) for m in _MANAGEMENT_RE.finditer(text)]
+    ends: list[int] | None = None
     for match, management in sorted(matches, key=lambda item: item[0].start()):
         if management and match.start() < len(text) / 3:
             continue
-        start = _sentence_start(text, match.start())
+        if ends is None:
+            ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+        start = _sentence_start(ends, match.start())
         end = _SENTENCE_END.search(text, match.end())
         if not _AGENDA_WORDS.search(text[start : end.start() if end else len(text)]):
             return start, match.group(0)
