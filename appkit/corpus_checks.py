@@ -13,6 +13,7 @@ import streamlit as st
 
 from neswap_core.analysis import check_swap_entities
 from neswap_core.errors import NeswapError
+from neswap_core.text.duplicates import cluster_count_advice, duplicates_message
 from neswap_core.text.loading import check_swappable
 
 
@@ -24,19 +25,20 @@ def _message(check, *args) -> str | None:
     return None
 
 
-def duplicate_problem(texts: list[str], k: int) -> str | None:
-    """A sentence when chunks repeat each other (near-identical documents), with a K that fits."""
+def duplicate_problem(passages: dict[str, list[str]], k: int) -> str | None:
+    """Which documents repeat each other and what to do (``text.duplicates``), when chunks
+    repeat enough to matter for the mixture; None otherwise."""
+    texts = [t for ts in passages.values() for t in ts]
     n, distinct = len(texts), len(set(texts))
-    if n == 0 or distinct == n:
+    if n == 0 or distinct == n or (distinct >= max(2, n // 2) and k <= distinct):
         return None
-    if distinct < max(2, n // 2) or k > distinct:
-        return (
-            f"Only {distinct} of the {n} chunks are distinct: several documents repeat the same "
-            f"text. The mixture needs K ≤ {distinct} (e.g. K = {max(1, distinct // 2)}), and "
-            "copies cannot be swapped with each other usefully; remove the duplicates or add "
-            "more varied transcripts."
-        )
-    return None
+    message = duplicates_message(passages, k)
+    if message:
+        return message.replace("\n", "  \n")  # one line each on the page (Markdown line breaks)
+    return (
+        f"Only {distinct} of the {n} chunks are distinct. Clusters: "
+        f"{cluster_count_advice(n, distinct, k + 1 if k <= distinct else k)}."
+    )
 
 
 def corpus_problems(stage, entities: bool = True, documents: bool = True) -> list[str]:
@@ -45,12 +47,13 @@ def corpus_problems(stage, entities: bool = True, documents: bool = True) -> lis
     if documents and (m := _message(check_swappable, stage.corpus())):
         out.append(m)
     chunked = stage.chunked()
-    texts = [t for _, ts in chunked.chunk_texts(float(stage.settings["threshold"])) for t in ts]
+    passages = dict(chunked.chunk_texts(float(stage.settings["threshold"])))
+    texts = [t for ts in passages.values() for t in ts]
     if not texts:
         out.append("No text is left after presentation extraction: there is nothing to chunk. "
                    "Check the documents on **1 · Corpus** (the Q&A marker may be at the start).")
         return out
-    if m := duplicate_problem(texts, int(stage.settings["n_components"])):
+    if m := duplicate_problem(passages, int(stage.settings["n_components"])):
         out.append(m)
     if entities:
         swap = [c for c, r in stage.settings["roles"].items() if r == "S"]

@@ -35,6 +35,7 @@ from .generate.releases import ReleaseContext, Sweep, sweep_releases
 from .generate.rewrite import apply_roles
 from .models.mixture import SphericalMixture
 from .models.mixture_init import count_distinct_rows
+from .text.duplicates import cluster_count_advice, duplicates_message
 
 Progress = Callable[[float, str], None]
 
@@ -72,8 +73,7 @@ def fit_mixture(embeddings: np.ndarray, config: RunConfig,
     if config.n_components > distinct:
         raise FitError(
             f"K = {config.n_components} clusters but the {n} chunks hold only {distinct} distinct "
-            f"texts: choose K of at most {distinct} (e.g. K = {max(1, distinct // 2)}), or add "
-            "more varied documents."
+            f"texts: {cluster_count_advice(n, distinct, config.n_components)}."
         )
     return SphericalMixture(
         family=config.family,
@@ -90,7 +90,21 @@ def release_context(chunks: Sequence[Chunk], embeddings: np.ndarray, embed,
                     config: RunConfig) -> ReleaseContext:
     """The pre-swap data every sweep starts from: roles applied, mixture fitted (SPEC §3–§4)."""
     pre_chunks, pre_x = release_inputs(chunks, embeddings, config.roles, embed)
-    return ReleaseContext(pre_chunks, pre_x, fit_mixture(pre_x, config), embed)
+    return ReleaseContext(pre_chunks, pre_x, fit_mixture_naming_copies(pre_chunks, pre_x, config),
+                          embed)
+
+
+def fit_mixture_naming_copies(chunks: Sequence[Chunk], x: np.ndarray,
+                              config: RunConfig) -> SphericalMixture:
+    """``fit_mixture``; when it fails and documents repeat each other, the error names them
+    and says what to do (``text.duplicates``) instead of the mixture's own sentence."""
+    try:
+        return fit_mixture(x, config)
+    except FitError as exc:
+        passages: dict[str, list[str]] = {}
+        for ch in chunks:
+            passages.setdefault(ch.doc_id, []).append(ch.text)
+        raise FitError(duplicates_message(passages, config.n_components) or str(exc)) from exc
 
 
 def check_swap_entities(chunks: Sequence[Chunk], categories: Sequence[str]) -> None:
@@ -207,7 +221,7 @@ def run_analysis(
     say(0.1, "Fitting the spherical mixture")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        mixture = fit_mixture(pre_x, config)
+        mixture = fit_mixture_naming_copies(pre_chunks, pre_x, config)
     ctx = ReleaseContext(pre_chunks, pre_x, mixture, embed)
     sweep = sweep_for_config(ctx, config, progress=lambda f, m: say(0.3 + 0.7 * f, m))
     table = sweep.table(config.population)

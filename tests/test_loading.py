@@ -89,10 +89,25 @@ def test_bom_crlf_and_utf16_are_accepted(tmp_path):
     assert decode_text("\ufeffx".encode(), "x.txt") == "x"
 
 
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+def test_utf16_without_a_bom_is_read_not_called_binary(tmp_path, codec):
+    """Issue 23 item 11: a Windows "Unicode" export without its BOM was "a binary file (PDF,
+    Word…)"."""
+    folder = _folder(tmp_path)
+    text = "Beta \u00fcber alles: revenue grew 12% \u2014 \u201cstrong\u201d.\nLine two\n" * 3
+    (folder / "BBB_q1_2024.txt").write_bytes(text.encode(codec))
+    assert {d.doc_id: d.text for d in load_corpus(folder).documents}["BBB_q1_2024"] == text
+    assert decode_text("x".encode(codec), "x.txt") == "x"
+    broken = text.encode(codec)[:-1]  # an odd number of bytes: broken UTF-16, said so
+    with pytest.raises(CorpusError, match="broken UTF-16"):
+        decode_text(broken, "b.txt")
+
+
 @pytest.mark.parametrize(
     ("data", "words"),
     [
         ("caf\u00e9 cr\u00e8me".encode("cp1252"), ["BBB_q1_2024.txt", "UTF-8"]),
+        (bytes(range(256)) * 8, ["BBB_q1_2024.txt", "binary"]),  # zeros on both sides
         (b"%PDF-1.4\x00\x01\x02binary", ["BBB_q1_2024.txt", "binary"]),
         (b"", ["BBB_q1_2024.txt", "empty"]),
         (b"  \n\t\n", ["BBB_q1_2024.txt", "empty"]),

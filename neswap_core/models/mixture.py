@@ -34,6 +34,7 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from ..config import DEFAULT_FAMILY, DEFAULT_K, DEFAULT_MIN_WEIGHT
 from ..errors import ConfigError, FitError
+from ..text.duplicates import cluster_count_advice
 from .fit_progress import FitProgress
 from .mixture_em import (
     ANNEAL_START,
@@ -250,12 +251,10 @@ class SphericalMixture(BaseEstimator):
             n = estep[1].shape[-1]
             alike = (f"only {n_distinct} of the {n} chunks are distinct (near-identical documents)"
                      if n_distinct < n else f"the {n} chunks are too few or too alike")
+            advice = cluster_count_advice(n, n_distinct, self.n_components)
             raise FitError(
                 f"Every one of the {self.n_components} clusters collapsed onto single or duplicated "
-                f"chunks (ρ → 1) and was dropped: {alike}. "
-                + (f"Choose a smaller K (e.g. K = {max(1, min(n_distinct, self.n_components) // 2)}), "
-                   "remove duplicate documents, or add more varied text." if self.n_components > 1
-                   else "Remove duplicate documents or add more varied text.")
+                f"chunks (ρ → 1) and was dropped: {alike}. {advice[0].upper()}{advice[1:]}."
             )
         self.weights_ = state.weights[0, keep]
         self.means_ = state.means[0, keep]

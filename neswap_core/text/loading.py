@@ -19,7 +19,8 @@ Accepted inputs (``load_corpus`` looks at what ``path`` is; ``load_uploaded`` at
 metadata are always aliases too (``identifiers.document_aliases``). Executives named in a
 transcript's own ``Name -- Role`` speaker lines are added after the listed ones.
 
-Text must be UTF-8 (a BOM is stripped) or UTF-16 with a BOM. Anything else is a ``CorpusError``
+Text must be UTF-8 (a BOM is stripped) or UTF-16 (with a BOM, or without one when one byte of
+each pair is mostly zero, as Windows "Unicode" exports are). Anything else is a ``CorpusError``
 naming the file: there is no silent cp1252 fallback, because a wrong guess produces mojibake that
 no later stage can detect. A single document loads (for preview); ``check_swappable`` is the
 separate gate the pipeline and the app call before swapping (≥ 2 documents, ≥ 2 protected values).
@@ -74,11 +75,30 @@ class _Sides:
 
 
 # --- decoding ---------------------------------------------------------------------------------
+def utf16_without_bom(data: bytes) -> str | None:
+    """``"utf-16-le"`` / ``"utf-16-be"`` when ``data`` reads as UTF-16 without a byte-order mark:
+    in its first 8 kB at least 30 % of the bytes on one side of each pair are zero (the high
+    byte of Latin characters) and almost none (≤ 5 %) on the other; None otherwise. A PDF, Word
+    file or archive has zeros scattered on both sides."""
+    sample = data[: min(len(data), 8192) // 2 * 2]
+    if len(sample) < 2:
+        return None
+    even, odd = sample[0::2], sample[1::2]
+    zeros_even, zeros_odd = even.count(0) / len(even), odd.count(0) / len(odd)
+    if zeros_odd >= 0.3 and zeros_even <= 0.05:
+        return "utf-16-le"
+    if zeros_even >= 0.3 and zeros_odd <= 0.05:
+        return "utf-16-be"
+    return None
+
+
 def decode_text(data: bytes, name: str) -> str:
-    """Decode UTF-8 (BOM stripped) or BOM-marked UTF-16; clear ``CorpusError`` otherwise."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+    """Decode UTF-8 (BOM stripped) or UTF-16 (with a BOM, or recognised without one:
+    ``utf16_without_bom``); clear ``CorpusError`` otherwise."""
+    codec = "utf-16" if data.startswith((b"\xff\xfe", b"\xfe\xff")) else utf16_without_bom(data)
+    if codec:
         try:
-            text = data.decode("utf-16")
+            text = data.decode(codec).lstrip("\ufeff")
         except UnicodeDecodeError as exc:
             raise CorpusError(
                 f"{name}: broken UTF-16 text ({exc.reason}); re-save it as UTF-8."
