@@ -13,19 +13,20 @@ import re
 
 from ..config import COMPANY_PLACEHOLDER, URL_PLACEHOLDER
 
-#: Legal forms and the words that make a name a firm's ("[Company Name] Inc", "… Bancorp"):
-#: after ``[Company Name]`` they are residue and are absorbed into the placeholder.
+#: Legal forms ("[Company Name] Inc", "… Bancorp"): after ``[Company Name]`` they are residue
+#: and are absorbed into the placeholder. Not words that may start a segment's name ("HPE
+#: Financial Services" keeps "[Company Name] Financial Services").
 LEGAL_SUFFIXES = frozenset(
     """
     Inc Incorporated Corp Corporation Co Company Companies Cos Ltd Limited Plc PLC LLC LP NV
-    SA AG SE Holdings Holding Group Bancorp Bancshares Bank Financial
+    SA AG SE Holdings Holding Group Bancorp Bancshares
     """.split()
 )
 #: Words that follow a company's name in its legal or usual form ("Regions Financial", "Crown
 #: Holdings"), written capitalised or in capitals: what shows that a common word names a company.
 CORPORATE_SUFFIXES = LEGAL_SUFFIXES | frozenset(
     """
-    Banks Insurance Trust Partners Capital Brands Industries International Worldwide
+    Bank Banks Financial Insurance Trust Partners Capital Brands Industries International Worldwide
     Enterprises Technologies Technology Systems Solutions Laboratories Labs Networks
     Communications Electronics Entertainment Media Software Services Therapeutics
     Pharmaceuticals Semiconductor
