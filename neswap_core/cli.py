@@ -28,10 +28,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import paths
 from .config import RunConfig
 from .errors import NeswapError
 
-SAMPLE_CORPUS = Path(__file__).resolve().parent.parent / "data" / "sample"
+SAMPLE_CORPUS = paths.SAMPLE_CORPUS  # inside the package: found after any install
 
 
 class _Bar:
@@ -618,7 +619,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--threshold", type=float, default=75.0, help="chunking percentile 0-100 (default 75)"
     )
-    p.add_argument("--cache-dir", default=".neswap-cache", help="embedding cache folder")
+    p.add_argument("--cache-dir", default="",
+                   help="cache folder (default: $NESWAP_CACHE_DIR or the per-user cache folder)")
     p.add_argument(
         "--engine",
         choices=["local", "ray"],
@@ -663,7 +665,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also ask an OpenAI-compatible endpoint (NESWAP_LLM_URL/_MODEL/_API_KEY)")
     e.add_argument("--llm-url", help="endpoint URL (overrides NESWAP_LLM_URL)")
     e.add_argument("--llm-model", help="model name (overrides NESWAP_LLM_MODEL)")
-    e.add_argument("--llm-cache", help="JSON-lines answer cache (default: .neswap-cache/llm/)")
+    e.add_argument("--llm-cache", help="JSON-lines answer cache (default: llm/ in the cache folder)")
     e.add_argument("--confirm-llm", action="store_true",
                    help="confirm that the released text may be sent to that endpoint")
     e.set_defaults(func=cmd_evaluate)

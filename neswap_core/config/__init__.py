@@ -190,7 +190,7 @@ class RunConfig:
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
     embedding_backend: str = DEFAULT_EMBEDDING_BACKEND
     spacy_model: str = DEFAULT_SPACY_MODEL
-    cache_dir: str = ".neswap-cache"
+    cache_dir: str = ""  # "" = $NESWAP_CACHE_DIR or the per-user cache folder (paths.py)
     label_map: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_LABEL_MAP))
     roles: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_ROLES))
     # entity filter (issue 10): exact strings / regexes that are never entities, on top of

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import AttackError, ConfigError
+from ..paths import default_cache_dir
 
 PROMPT = (
     "You are tasked to guess the company name of the following earnings call transcript using "
@@ -51,7 +52,7 @@ class LLMSettings:
     max_retries: int = 5
     backoff: float = 1.0
     timeout: float = 60.0
-    cache_path: str = ".neswap-cache/llm/answers.jsonl"
+    cache_path: str = ""  # "": llm/answers.jsonl in the cache folder (neswap_core.paths)
 
     @classmethod
     def from_env(cls, **overrides) -> LLMSettings:
@@ -130,7 +131,10 @@ class LLMAttacker:
         self.settings, self.candidates = settings, dict(candidates)
         self._sleep, self._clock, self._last = sleep, clock, None
         self.requests_sent = 0
-        self.cache_path = Path(settings.cache_path)
+        self.cache_path = (
+            Path(settings.cache_path) if settings.cache_path
+            else default_cache_dir() / "llm" / "answers.jsonl"
+        )
         self.cache = self._load_cache()
 
     def _key(self, text: str) -> str:

@@ -38,6 +38,7 @@ from ..config import (
     EMBEDDING_PACKAGES,
 )
 from ..errors import ConfigError, CorpusError, ModelMissingError, NeswapError
+from ..paths import resolve_cache_dir
 
 MAX_SHARDS = 64
 _STALE_SECONDS = 600.0  # unfinished shard files older than this are leftovers of a crash
@@ -112,7 +113,7 @@ def load_encoder(
         return Bf16SentenceEncoder(embedding_model_path(name), device=device)
     from .onnx_minilm import OnnxSentenceEncoder
 
-    folder = Path(cache_dir) if cache_dir is not None else Path(tempfile.gettempdir()) / "neswap"
+    folder = resolve_cache_dir(cache_dir) or Path(tempfile.gettempdir()) / "neswap"
     providers = ["CUDAExecutionProvider", "CPUExecutionProvider"] if device == "cuda" else None
     return OnnxSentenceEncoder(
         embedding_model_path(name), folder, quantized=backend == "onnx-int8", providers=providers
@@ -365,7 +366,7 @@ class Embedder:
             raise ConfigError(f"batch_size must be a positive whole number, got {batch_size!r}.")
         self.model_name = model_name
         self.backend = resolve_backend(backend)
-        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.cache_dir = resolve_cache_dir(cache_dir)  # "" = the per-user cache folder
         self.batch_size = batch_size
         self._model = model
         name = cache_name(model_name, self.backend)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..config import DEFAULT_EMBEDDING_MODEL
+from ..paths import resolve_cache_dir
 from ..text.words import word_spans
 
 
@@ -42,7 +43,7 @@ class MiniLMWordEmbedder:
         self.model_name = model_name
         self.max_words = max_words
         self.batch_size = batch_size
-        self.cache_dir = cache_dir
+        self.cache_dir = resolve_cache_dir(cache_dir)  # "" = the per-user cache folder
         self._model = model
         self._cache: dict[str, np.ndarray] = {}
         self.n_embedded = 0

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..config import DEFAULT_NER_BATCH
 from ..corpus import EntitySpan
+from ..paths import resolve_cache_dir
 from .entities import extract_entities, validate_label_map
 
 MAX_SHARDS = 64
@@ -73,7 +74,8 @@ class EntityCache:
     """NER spans by text hash for one pipeline fingerprint; ``folder=None`` keeps it in memory."""
 
     def __init__(self, folder: str | Path | None, fingerprint: str) -> None:
-        self.folder = Path(folder) / "ner" / fingerprint if folder is not None else None
+        folder = resolve_cache_dir(folder)  # "" = the per-user cache folder
+        self.folder = folder / "ner" / fingerprint if folder is not None else None
         self._spans: dict[str, list[list[Any]]] | None = None
         self._seen: dict[str, tuple[int, int]] | None = None
         self.n_cached_hits = 0

@@ -39,6 +39,7 @@ import pandas as pd
 from ..config import DEFAULT_PROTECT
 from ..corpus import Corpus, Document
 from ..errors import CorpusError
+from ..paths import resolve_corpus
 from .identifiers import document_aliases
 from .motleyfool import render_motleyfool
 from .participants import UNIDENTIFIED, Participant, is_company_side, looks_like_name
@@ -456,8 +457,10 @@ def load_corpus(
     """Load a folder, a CSV/JSONL table or Motley Fool JSON (module docstring) into a Corpus.
 
     ``protect`` names the metadata column whose values swapping must hide (c_i, SPEC §1).
+    ``data/sample`` (or ``sample``) names the bundled sample wherever this runs, unless such a
+    folder exists there (``paths.resolve_corpus``).
     """
-    path = Path(path)
+    path = resolve_corpus(path)
     if not path.exists():
         raise CorpusError(f"{path} does not exist. Give a folder of transcripts or a file.")
     if path.is_dir():
@@ -526,7 +529,7 @@ def load_attacker(
     """The reading attacker's corpus: the ``attacker/`` folder of a corpus folder (or beside a
     corpus file), loaded like a corpus; ``aliases.csv``/``executives.csv`` of the corpus folder
     apply unless ``attacker/`` has its own. ``None`` when there is no such folder."""
-    path = Path(path)
+    path = resolve_corpus(path)
     base = path if path.is_dir() else path.parent
     folder = base / ATTACKER_FOLDER
     if not folder.is_dir():
