@@ -15,7 +15,10 @@ from tests.test_e2e_browser import (  # noqa: F401  (server is a fixture)
     ARTIFACTS,
     PAGE_TIMEOUT_MS,
     _open,
+    _poll,
     _screenshot,
+    _settled,
+    _wait_for_traces,
     _wait_until_idle,
     chromium_page,
     server,
@@ -45,6 +48,19 @@ FIND_POINT = """() => {
 }"""
 
 
+def _steady_point(page):
+    """The point of ``FIND_POINT`` once two looks, two animation frames apart, agree (the chart
+    has stopped moving after the scroll); None when the chart has no such point."""
+    previous = None
+    for _ in range(200):
+        _settled(page)
+        point = page.evaluate(FIND_POINT)
+        if point is None or point == previous:
+            return point
+        previous = point
+    return previous
+
+
 def test_clicking_a_frontier_point_uses_that_release(server):  # noqa: F811
     url, log, folder = server
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -54,16 +70,16 @@ def test_clicking_a_frontier_point_uses_that_release(server):  # noqa: F811
         _wait_until_idle(page)
         _open(page, "Risk–utility frontier")
         chart = page.locator("[data-testid='stPlotlyChart'] .js-plotly-plot").first
-        chart.wait_for(timeout=PAGE_TIMEOUT_MS)
+        _wait_for_traces(chart, 3)
         chart.scroll_into_view_if_needed()
-        page.wait_for_timeout(500)
-        point = page.evaluate(FIND_POINT)
+        point = _steady_point(page)
         assert point, "no clickable release point on the chart"
         assert Workspace.open(folder).get_setting("chosen_release") != point["id"]
         page.mouse.click(point["x"], point["y"])
-        page.wait_for_timeout(500)
+        # the conditions the click must bring about: the choice stored, then said on the page
+        chosen = _poll(lambda: Workspace.open(folder).get_setting("chosen_release") == point["id"])
+        assert chosen, "the click did not choose the release"
+        page.get_by_text("In use on the Swaps and Export pages").first.wait_for()
         _wait_until_idle(page)
-        assert Workspace.open(folder).get_setting("chosen_release") == point["id"]
-        assert "In use on the Swaps and Export pages" in page.inner_text("body")
         _screenshot(page, ARTIFACTS / "5_frontier_clicked.png")
     assert "Traceback" not in log.read_text()
