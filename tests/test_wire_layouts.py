@@ -147,3 +147,13 @@ def test_listed_people_are_suppressed_and_the_release_scans_clean(wire_folder):
     texts = {d.doc_id: [d.text] for d in clean.corpus.documents}
     hits = scan_release(texts, leak_terms(clean.corpus), {d: d for d in texts})
     assert hits == []
+
+
+def test_found_headings_are_used_even_when_no_speaker_reads_as_management():
+    """The defect of issue 23: headings "found" in the message, then the whole text kept."""
+    text = "Presentation\n" + transcript().split("Presentation\n", 1)[1]  # no participant lists
+    text = re.sub(r"^(\S[^,\n]*), [^\n]*?(\s+\[\d+\])$", r"\1, Somebody - Analyst\2", text,
+                  flags=re.M)  # every speaker line reads as an outsider's
+    result = extract_presentation(Document("d", text))
+    assert result.status == "extracted" and result.text == PRESENTATION
+    assert "'Presentation' section" in result.message

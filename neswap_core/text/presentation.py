@@ -134,6 +134,10 @@ def _from_turns(text: str, parsed: ParsedTranscript, keep_operator: bool) -> Pre
         (k for k, t in enumerate(turns) if t.company_side and t.section != "qa" and t.speaker),
         None,
     )
+    if first is None and parsed.qa_start is not None and any(
+        heading_kind(h) == "presentation" for h in parsed.headings
+    ):
+        return _presentation_section(text, parsed, keep_operator)
     if first is None:
         speakers = sorted({t.speaker for t in turns if t.speaker})[:5]
         message = (
@@ -179,6 +183,25 @@ def _from_prose(text: str, keep_operator: bool) -> PresentationResult:
     return PresentationResult(
         kept, marker is not None, marker, dropped, n_speakers, n_operator, "prose", status, message
     )
+
+
+def _presentation_section(
+    text: str, parsed: ParsedTranscript, keep_operator: bool
+) -> PresentationResult:
+    """The turns under the Presentation heading up to the Q&A heading, when no speaker can be
+    told apart as management: the headings found are used (issue 23 item 4), not ignored."""
+    cut = int(parsed.qa_start or len(text))
+    section = [t for t in parsed.turns if t.section == "presentation" and t.start < cut]
+    kept = _join(text, section, cut, keep_operator)
+    n_speakers, n_operator = _counts(list(parsed.turns), cut)
+    heading = next(h for h in parsed.headings if heading_kind(h) == "presentation")
+    message = (
+        f"{parsed.layout}: kept the {heading!r} section up to {parsed.qa_heading!r}; no speaker "
+        "could be told apart as management, so operator turns only were left out. Check that "
+        "the executives are in the participant list or have a title on their speaker line."
+    )
+    return PresentationResult(kept, True, parsed.qa_heading, text[cut:], n_speakers, n_operator,
+                              parsed.layout, "extracted", message)
 
 
 def _from_brief(text: str, parsed: ParsedTranscript) -> PresentationResult:
