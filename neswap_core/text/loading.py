@@ -19,10 +19,8 @@ Accepted inputs (``load_corpus`` looks at what ``path`` is; ``load_uploaded`` at
 metadata are always aliases too (``identifiers.document_aliases``). Executives named in a
 transcript's own ``Name -- Role`` speaker lines are added after the listed ones.
 
-Text must be UTF-8 (a BOM is stripped) or UTF-16 (with a BOM, or without one when one byte of
-each pair is mostly zero, as Windows "Unicode" exports are). Anything else is a ``CorpusError``
-naming the file: there is no silent cp1252 fallback, because a wrong guess produces mojibake that
-no later stage can detect. A single document loads (for preview); ``check_swappable`` is the
+Text is decoded by ``decoding.py`` (UTF-8, or UTF-16 with or without a BOM; anything else is a
+``CorpusError`` naming the file). A single document loads (for preview); ``check_swappable`` is the
 separate gate the pipeline and the app call before swapping (≥ 2 documents, ≥ 2 protected values).
 """
 
@@ -40,6 +38,7 @@ from ..config import DEFAULT_PROTECT
 from ..corpus import Corpus, Document
 from ..errors import CorpusError
 from ..paths import resolve_corpus
+from .decoding import decode_text
 from .identifiers import document_aliases
 from .motleyfool import render_motleyfool
 from .participants import UNIDENTIFIED, Participant, is_company_side, looks_like_name
@@ -73,54 +72,6 @@ class _Sides:
 
     aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)
     executives: list[dict[str, str]] = field(default_factory=list)
-
-
-# --- decoding ---------------------------------------------------------------------------------
-def utf16_without_bom(data: bytes) -> str | None:
-    """``"utf-16-le"`` / ``"utf-16-be"`` when ``data`` reads as UTF-16 without a byte-order mark:
-    in its first 8 kB at least 30 % of the bytes on one side of each pair are zero (the high
-    byte of Latin characters) and almost none (≤ 5 %) on the other; None otherwise. A PDF, Word
-    file or archive has zeros scattered on both sides."""
-    sample = data[: min(len(data), 8192) // 2 * 2]
-    if len(sample) < 2:
-        return None
-    even, odd = sample[0::2], sample[1::2]
-    zeros_even, zeros_odd = even.count(0) / len(even), odd.count(0) / len(odd)
-    if zeros_odd >= 0.3 and zeros_even <= 0.05:
-        return "utf-16-le"
-    if zeros_even >= 0.3 and zeros_odd <= 0.05:
-        return "utf-16-be"
-    return None
-
-
-def decode_text(data: bytes, name: str) -> str:
-    """Decode UTF-8 (BOM stripped) or UTF-16 (with a BOM, or recognised without one:
-    ``utf16_without_bom``); clear ``CorpusError`` otherwise."""
-    codec = "utf-16" if data.startswith((b"\xff\xfe", b"\xfe\xff")) else utf16_without_bom(data)
-    if codec:
-        try:
-            text = data.decode(codec).lstrip("\ufeff")
-        except UnicodeDecodeError as exc:
-            raise CorpusError(
-                f"{name}: broken UTF-16 text ({exc.reason}); re-save it as UTF-8."
-            ) from None
-    else:
-        if b"\x00" in data[:8192]:
-            raise CorpusError(
-                f"{name} looks like a binary file (PDF, Word, archive?), not plain text. "
-                "Export the transcript as a UTF-8 .txt file."
-            )
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise CorpusError(
-                f"{name} is not UTF-8 text (undecodable byte 0x{data[exc.start]:02x} at offset "
-                f"{exc.start}). Re-save it as UTF-8 (e.g. 'Save as… > UTF-8' in your editor)."
-            ) from None
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if not text.strip():
-        raise CorpusError(f"{name} is empty. Remove it or add its text.")
-    return text
 
 
 def _read_table(data: bytes, name: str) -> pd.DataFrame:
