@@ -17,7 +17,8 @@ Accepted inputs (``load_corpus`` looks at what ``path`` is; ``load_uploaded`` at
 ``aliases.csv`` (ticker, company_name, aliases) and ``executives.csv`` (ticker, [quarter,] name,
 [role]) beside the input attach by ticker (and quarter); the company name and ticker of the
 metadata are always aliases too (``identifiers.document_aliases``). Executives named in a
-transcript's own ``Name -- Role`` speaker lines are added after the listed ones.
+transcript's own ``Name -- Role`` speaker lines are added after the listed ones; the outside
+participants its lists name (analysts, investors) become ``Document.analysts`` (``[Analyst #]``).
 
 Text is decoded by ``decoding.py`` (UTF-8, or UTF-16 with or without a BOM; anything else is a
 ``CorpusError`` naming the file). A single document loads (for preview); ``check_swappable`` is the
