@@ -65,15 +65,17 @@ def test_speaker_lines_take_the_listed_person_and_side():
 
 
 def test_page_furniture_is_neither_speech_nor_a_person():
-    """The defect of issue 20: the footer "EDITED TRANSCRIPT" became an executive."""
-    text = transcript(furniture=True)
+    """The defect of issue 20: the footer "EDITED TRANSCRIPT" became a participant (it stood
+    inside the participant list at a page break) and stayed in the speech."""
+    text = transcript(furniture=True, separators=True)
     lines = text.split("\n")
     found = {lines[i] for i in furniture_lines(text)}
     assert "EDITED TRANSCRIPT" in found and any(line.startswith("©2022") for line in found)
     assert any(line.startswith("AUG 04, 2022") for line in found)  # the running header
     assert not found & {"Presentation", "Operator    [1]", " * Tobias Renwick"}
     names = [p.name for p in text_participants(text)]
-    assert not any("TRANSCRIPT" in n.upper() or "REFINITIV" in n.upper() for n in names)
+    assert names == [*EXECUTIVES, *ANALYSTS]
+    assert "TRANSCRIPT" not in extract_presentation(Document("d", text)).text
     # people detected in title context: a footer is never a name
     sentence = "I'm joined by EDITED TRANSCRIPT today."
     assert names_in_title_context(sentence, [(14, 31)]) == []
