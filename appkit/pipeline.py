@@ -28,15 +28,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from neswap_core.analysis import (
-    candidates_for_config,
-    fit_mixture,
-    release_inputs,
-    sweep_for_config,
-)
+from neswap_core.choose.candidates import Candidates, build_candidates
 from neswap_core.config import DEFAULT_EMBEDDING_MODEL, DEFAULT_SPACY_MODEL, RunConfig
 from neswap_core.corpus import Chunk, Corpus
-from neswap_core.generate.releases import ReleaseContext, Sweep
+from neswap_core.generate.context import fit_mixture, release_inputs
+from neswap_core.generate.releases import ReleaseContext, Sweep, sweep_for_config
 from neswap_core.prepare.pipeline import (
     CleanCorpus,
     chunks_at,
@@ -265,9 +261,19 @@ def sweep(key: str, _chunks: list[Chunk], _x: np.ndarray, _mixture, _config: Run
     return _SWEEPS.get(key, make)
 
 
-def candidates(key: str, _sweep: Sweep, _config: RunConfig, _scorer=None, _progress: Callable | None = None):
-    """Every candidate of the config, paper's and plans' (analysis.candidates_for_config, as the CLI)."""
-    return _CANDIDATES.get(key, lambda: candidates_for_config(_sweep, _config, _scorer, _progress))
+def candidates(key: str, _sweep: Sweep, _config: RunConfig, _progress: Callable | None = None
+               ) -> Candidates:
+    """Every candidate of the config, the paper's and the plans' (``build_candidates``, as the
+    CLI), without the attackers' columns (``measured`` adds them for the export)."""
+    return _CANDIDATES.get(key, lambda: build_candidates(_sweep, _config, progress=_progress))
+
+
+def measured(key: str, _candidates: Candidates, _config: RunConfig, _scorers: dict,
+             _progress: Callable | None = None) -> Candidates:
+    """The same candidates with every attacker's measured columns (the plans are not applied
+    again): the table the CLI writes to key/candidates.csv."""
+    return _CANDIDATES.get(key, lambda: build_candidates(
+        _candidates.sweep, _config, _scorers, plans=_candidates.plans, progress=_progress))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -399,9 +405,10 @@ class Stage:
         """
         return f"content/{self.roles_key}"
 
-    def candidates(self, progress: Callable | None = None):
-        """(table of every candidate, PlanCandidates or None) for the current settings."""
-        return candidates(self.plans_key, self.sweep(), self.config, None, progress)
+    def candidates(self, progress: Callable | None = None) -> Candidates:
+        """Every candidate of the current settings (``Candidates``: the table, and the applied
+        plans in ``.plans`` when plans are on)."""
+        return candidates(self.plans_key, self.sweep(), self.config, progress)
 
     def table(self, population: float | None = None) -> pd.DataFrame:
         n = float(population if population is not None else self.settings["population"])

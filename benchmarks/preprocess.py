@@ -74,8 +74,8 @@ def export_once(backend: str) -> float:
 def quality(corpus: str, threshold: float, backend: str) -> list[str]:
     """The quality bar of ``backend`` against the float32 PyTorch path on ``corpus``."""
     sys.path.insert(0, str(ROOT))
-    from neswap_core.analysis import fit_mixture
     from neswap_core.config import RunConfig
+    from neswap_core.generate.context import fit_mixture
     from neswap_core.models.embedding import Embedder
     from neswap_core.models.embedding_quality import (
         QualityReport,

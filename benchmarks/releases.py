@@ -32,9 +32,9 @@ def main() -> int:
     if not Path(args.corpus).exists():
         print(f"skip: {args.corpus} not found (the dev corpus lives in ../shared/corpus/dev)")
         return 0
-    from neswap_core.analysis import release_context
     from neswap_core.choose.grid import frontier_winner
     from neswap_core.config import PAPER_POPULATIONS, RunConfig
+    from neswap_core.generate.context import release_context
     from neswap_core.generate.releases import sweep_releases
     from neswap_core.models.embedding import Embedder
     from neswap_core.prepare.pipeline import prepare_path
@@ -45,7 +45,7 @@ def main() -> int:
     prepared = prepare_path(args.corpus, cfg, embedder=embedder)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ctx = release_context(prepared.chunks, prepared.embeddings, embedder.encode, cfg)
+        ctx, _ = release_context(prepared.chunks, prepared.embeddings, embedder.encode, cfg)
     mix = ctx.mixture
     print(f"dev corpus: {len(prepared.raw)} calls, {len(ctx.chunks)} chunks; preprocessing + fit "
           f"{time.perf_counter() - t0:.1f} s (PKB K=10 ε=1e-3, converged={mix.converged_}, "

@@ -62,7 +62,7 @@ def test_check_page_shows_the_audit_of_the_chosen_release(workspace):
     assert at.title[0].value == "7 · Check"
     assert at.get("plotly_chart"), "the D_α chart is missing"
     from appkit.pipeline import embedder
-    from appkit.views_check import AUDIT_RESAMPLES, changed_chunks
+    from appkit.views_check import changed_chunks
 
     stage, release = chosen_release(workspace)
     chunks, x = stage.pre_swap()
@@ -72,9 +72,8 @@ def test_check_page_shows_the_audit_of_the_chosen_release(workspace):
     # Changed passages are exactly those of the kept pairs.
     ids = {cid for r in release.accepted_records if r.moved for cid in (r.chunk_a, r.chunk_b)}
     assert {chunks[i].chunk_id for i in changed} <= ids
-    params = {"n_bootstrap": AUDIT_RESAMPLES, "n_permutations": AUDIT_RESAMPLES, "random_state": 0}
-    before = RenyiAudit(**params).fit(x, groups)
-    after = RenyiAudit(**params).fit(released_embeddings(x, changed, embedder().encode), groups)
+    before = RenyiAudit().fit(x, groups)  # the core's one audit setting (key/audit.json's)
+    after = RenyiAudit().fit(released_embeddings(x, changed, embedder().encode), groups)
     assert metric(at, "Corpus ε before") == pytest.approx(before.epsilon_, abs=0.006)
     assert metric(at, "Corpus ε after") == pytest.approx(after.epsilon_, abs=0.006)
     table = next(d.value for d in at.dataframe if "ε after" in d.value.columns)

@@ -182,6 +182,7 @@ class RunConfig:
     corpus: str = "data/sample"
     protect: str = DEFAULT_PROTECT
     out: str = "neswap-out"
+    text_column: str = "text"  # the column holding the text in a CSV/JSONL corpus
     # preprocessing
     threshold: float = DEFAULT_THRESHOLD
     buffer: int = DEFAULT_BUFFER
@@ -375,12 +376,23 @@ class RunConfig:
     def load(cls, path: str | Path) -> RunConfig:
         path = Path(path)
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
         except FileNotFoundError as exc:
             raise ConfigError(f"Config file {path} does not exist.") from exc
+        return cls.from_toml_text(text, str(path))
+
+    @classmethod
+    def from_toml_text(cls, text: str, name: str = "the configuration") -> RunConfig:
+        try:
+            data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"Config file {path} is not valid TOML: {exc}.") from exc
+            raise ConfigError(f"Config file {name} is not valid TOML: {exc}.") from exc
         return cls.from_dict(data)
+
+    @classmethod
+    def load_with_note(cls, path: str | Path) -> tuple[RunConfig, str]:
+        """(config, a one-line note when the file needed migrating, else "")."""
+        return cls.load(path), ""
 
     def to_toml(self) -> str:
         """Serialise as TOML (flat keys plus two tables); readable by ``RunConfig.load``."""

@@ -377,5 +377,5 @@ def prepare_path(path: str | Path, config: RunConfig | None = None, **kwargs) ->
 
     kwargs.setdefault("processes", default_processes())
     config = config or RunConfig(corpus=str(path))
-    corpus = load_corpus(path, protect=config.protect)
+    corpus = load_corpus(path, protect=config.protect, text_column=config.text_column)
     return prepare(corpus, config, **kwargs)

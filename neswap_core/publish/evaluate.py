@@ -11,6 +11,7 @@ the corpus has an ``attacker/`` folder, the in-corpus attacker always.
 from __future__ import annotations
 
 import csv
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -131,3 +132,12 @@ def evaluate_release(release: str | Path, corpus_path: str | Path | None = None)
         {doc: (text, companies[doc]) for doc, text in released.items()},
         candidates,
     )
+
+
+def evaluation_files(evaluation: Evaluation) -> dict[str, bytes]:
+    """attack.json and attack.csv of an evaluated release folder."""
+    return {
+        "attack.json": (json.dumps(evaluation.summary, indent=2, sort_keys=True, default=str)
+                        + "\n").encode("utf-8"),
+        "attack.csv": evaluation.table.to_csv(index=False).encode("utf-8"),
+    }

@@ -259,3 +259,20 @@ def html_report(
         "</body></html>",
     ]
     return "\n".join(parts)
+
+
+def prepared_files(prepared) -> dict[str, bytes]:
+    """``prepare``'s outputs besides embeddings.npy: chunks (CSV, JSONL), z, the JSON summary,
+    the presentation table and the detected people (``prepare.pipeline.Prepared``)."""
+    frame = chunks_frame(prepared.chunks, prepared.clean.corpus)
+    files = {
+        "chunks.csv": frame.to_csv(index=False).encode("utf-8"),
+        "chunks.jsonl": frame.to_json(orient="records", lines=True, force_ascii=False).encode(),
+        "z.csv": prepared.z.to_csv().encode("utf-8"),
+        "summary.json": (json.dumps(prepared.summary(), indent=2, sort_keys=True, default=str)
+                         + "\n").encode("utf-8"),
+        "presentation.csv": prepared.clean.presentation.to_csv(index=False).encode("utf-8"),
+    }
+    if prepared.clean.people is not None:
+        files["people.csv"] = prepared.clean.people.to_csv(index=False).encode("utf-8")
+    return files
