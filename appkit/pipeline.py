@@ -322,17 +322,17 @@ class Stage:
         return clean(self.source, self.protect, self.corpus(), progress)
 
     def chunked(self, progress: Callable | None = None):
-        return distances(self.source, self.protect, self.config.buffer, self.clean(), progress)
+        return distances(self.source, self.protect, self.config.prepare.buffer, self.clean(), progress)
 
     @property
     def chunks_key(self) -> str:
-        return digest([self.source, self.protect, self.settings["threshold"], self.config.label_map])
+        return digest([self.source, self.protect, self.settings["threshold"], self.config.prepare.label_map])
 
     def raw_chunks(self, progress: Callable | None = None) -> list[Chunk]:
         """Chunks with NER entities, before the analyst's corrections."""
         cfg = self.config
         return tagged_chunks(self.source, self.protect, float(self.settings["threshold"]),
-                             digest(cfg.label_map), self.clean(), self.chunked(), cfg.label_map,
+                             digest(cfg.prepare.label_map), self.clean(), self.chunked(), cfg.prepare.label_map,
                              progress)
 
     def corrections(self) -> list:
@@ -393,8 +393,8 @@ class Stage:
     def plans_key(self) -> str:
         """The sweep's key plus every plan setting (SPEC §10) and N."""
         cfg = self.config
-        plan = {k: v for k, v in cfg.to_dict().items() if k.startswith("plan_")}
-        return digest([self.sweep_key, plan, cfg.population])
+        plan = cfg.to_dict()["plans"]
+        return digest([self.sweep_key, plan, cfg.sweep.population])
 
     @property
     def review_key(self) -> str:

@@ -136,7 +136,7 @@ class Export:
 
     @property
     def pinned_plan(self) -> bool:
-        return bool(self.config.release_plan)
+        return bool(self.config.review.release_plan)
 
     def review_sentence(self) -> str:
         return self.result.release.review_sentence()
@@ -144,9 +144,9 @@ class Export:
     def with_bundle_options(self, **options) -> Export:
         """The same release with other bundle settings (``publishable_columns``,
         ``shuffle_chunks``): they change how released/ is laid out, not what is released."""
-        if all(getattr(self.config, k) == v for k, v in options.items()):
+        if all(self.config.settings()[k] == v for k, v in options.items()):
             return self
-        config = dataclasses.replace(self.config, **options)
+        config = self.config.replace(**options)
         result = dataclasses.replace(self.result, config=config, attack=None, audit=None)
         return Export(config, result, digest([self.cache_key, options]))
 
@@ -155,7 +155,7 @@ def export_for(stage, release_id: str, plans, progress=None) -> Export:
     """The ``Export`` of ``release_id`` (see the module docstring); measured with the CLI's
     attackers, every candidate of the settings (cached per settings and attackers)."""
     config = export_config(stage, release_id, plans)
-    attackers = scorers(stage, config.seed)
+    attackers = scorers(stage, config.sweep.seed)
     candidates = stage.candidates(progress)
     key = digest([stage.plans_key, stage.roles_key, sorted(attackers), "measured"])
     table = measured(key, candidates, config, attackers, progress)

@@ -75,25 +75,25 @@ def main() -> int:
     from neswap_core.prepare.pipeline import prepare_path
     from neswap_core.publish.evaluate import fit_reading
 
-    config = RunConfig(
+    config = RunConfig.of(
         corpus=args.corpus,
         cache_dir=str(ROOT / ".neswap-cache"),
         draws=args.draws,
         require=args.require,
     )
-    embedder = Embedder(config.embedding_model, config.cache_dir)
+    embedder = Embedder(config.prepare.embedding_model, config.prepare.cache_dir)
     start = time.perf_counter()
     prepared = prepare_path(args.corpus, config, embedder=embedder)
     ctx, _ = release_context(prepared.chunks, prepared.embeddings, embedder.encode, config)
     pre_chunks = ctx.chunks
     sweep = sweep_for_config(ctx, config)
-    table = sweep.table(config.population)
+    table = sweep.table(config.sweep.population)
     setup_s = time.perf_counter() - start
 
     with _Timer() as train:
         reading = fit_reading(args.corpus, prepared.chunks, prepared.raw, config.protect)
     with _Timer() as build:
-        scorers = build_scorers(pre_chunks, reading, random_state=config.seed)
+        scorers = build_scorers(pre_chunks, reading, random_state=config.sweep.seed)
     with _Timer() as measure:  # the runner's candidate table (run_release.py, step 6)
         columns = build_candidates(sweep, config, scorers).table
 

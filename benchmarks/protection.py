@@ -65,10 +65,10 @@ def load(args):
     from neswap_core.models.embedding import Embedder
     from neswap_core.prepare.pipeline import prepare_path
 
-    cfg = RunConfig(corpus=args.corpus, cache_dir=args.cache_dir, plan_rounds=args.rounds,
+    cfg = RunConfig.of(corpus=args.corpus, cache_dir=args.cache_dir, plan_rounds=args.rounds,
                     plan_terms=[False, True], plan_redaction_levels=list(args.levels),
                     plan_redaction_method=args.method, plan_redaction_fill=args.fill)  # fmt: skip
-    embedder = Embedder(cfg.embedding_model, cfg.cache_dir)
+    embedder = Embedder(cfg.prepare.embedding_model, cfg.prepare.cache_dir)
     t0 = time.perf_counter()
     prepared = prepare_path(args.corpus, cfg, embedder=embedder)
     with warnings.catch_warnings():
@@ -115,7 +115,7 @@ def reading_context(ctx, reading, prepared, embedder, cfg):
     for text, label, doc in zip(texts, labels, ids, strict=True):
         k = counter[doc] = counter.get(doc, -1) + 1
         chunks.append(Chunk(chunk_id(doc, k), doc, k, text, label))
-    chunks = tag_entities(chunks, load_ner(cfg.spacy_model), cfg.label_map, cfg.cache_dir)
+    chunks = tag_entities(chunks, load_ner(cfg.prepare.spacy_model), cfg.prepare.label_map, cfg.prepare.cache_dir)
     chunks = apply_roles(chunks, cfg.roles)
     x = embedder.encode([c.text for c in chunks])
     print(f"  (adaptive attacker: {len(chunks)} reading passages prepared in "

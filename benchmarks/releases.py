@@ -39,8 +39,8 @@ def main() -> int:
     from neswap_core.models.embedding import Embedder
     from neswap_core.prepare.pipeline import prepare_path
 
-    cfg = RunConfig(corpus=args.corpus, cache_dir=args.cache_dir)
-    embedder = Embedder(cfg.embedding_model, cfg.cache_dir)
+    cfg = RunConfig.of(corpus=args.corpus, cache_dir=args.cache_dir)
+    embedder = Embedder(cfg.prepare.embedding_model, cfg.prepare.cache_dir)
     t0 = time.perf_counter()
     prepared = prepare_path(args.corpus, cfg, embedder=embedder)
     with warnings.catch_warnings():

@@ -115,9 +115,9 @@ def one_size(n: int, workdir: Path, real: bool, source: Path | None, backend: st
     from neswap_core.text.synthetic import documents_for_chunks, sentence_pool, synthetic_corpus
 
     stages = Stages()
-    cfg = RunConfig(cache_dir=str(workdir / "cache"), n_components=30, family="pkb",
+    cfg = RunConfig.of(cache_dir=str(workdir / "cache"), n_components=30, family="pkb",
                     embedding_backend=backend)
-    embedder = Embedder(cfg.embedding_model, cfg.cache_dir, backend=backend)
+    embedder = Embedder(cfg.prepare.embedding_model, cfg.prepare.cache_dir, backend=backend)
     info: dict = {"n_target": n, "real": real}
     if real:
         pool = sentence_pool(clean_corpus(load_corpus(DEV)).corpus)

@@ -19,7 +19,6 @@ the app's Export page). Exit codes (``EXIT_CODES``, also in ``--help`` and the R
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -79,7 +78,7 @@ def _say(*lines: str, err: bool = False) -> None:
 def load_config(path: str | None) -> RunConfig:
     """run.toml (migrated from the flat layout, with a one-line message) or the defaults."""
     if not path:
-        return RunConfig(corpus=str(SAMPLE_CORPUS))
+        return RunConfig.of(corpus=str(SAMPLE_CORPUS))
     config, note = RunConfig.load_with_note(path)
     _say(note, err=True)
     return config
@@ -90,7 +89,7 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     from .publish.export import prepared_files, write_files
     from .publish.folders import check_writable
 
-    config = RunConfig(corpus=args.corpus or str(SAMPLE_CORPUS), protect=args.protect,
+    config = RunConfig.of(corpus=args.corpus or str(SAMPLE_CORPUS), protect=args.protect,
                        threshold=args.threshold, cache_dir=args.cache_dir, out=args.out,
                        text_column=args.text_column)  # fmt: skip
     out = check_writable(args.out)
@@ -98,7 +97,7 @@ def cmd_prepare(args: argparse.Namespace) -> int:
         from .prepare.ray_engine import RayOptions, prepare_ray
         from .text.loading import load_corpus
 
-        loaded = load_corpus(config.corpus, protect=config.protect, text_column=config.text_column)
+        loaded = load_corpus(config.corpus, protect=config.protect, text_column=config.prepare.text_column)
         prepared = prepare_ray(loaded, config, RayOptions(address=args.address),
                                embeddings_path=out / "embeddings.npy")  # fmt: skip
     else:
@@ -131,10 +130,10 @@ def cmd_release(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     overrides = {"out": args.out, "text_column": args.text_column}
-    config = dataclasses.replace(config, **{k: v for k, v in overrides.items() if v})
+    config = config.replace(**{k: v for k, v in overrides.items() if v})
     out = check_writable(config.out)  # before any work
     accepted = read_accepted(args.accept_leaks) if args.accept_leaks else set()
-    embedder = Embedder(config.embedding_model, config.cache_dir, backend=config.embedding_backend)
+    embedder = Embedder(config.prepare.embedding_model, config.prepare.cache_dir, backend=config.prepare.embedding_backend)
     bars = _Bars()
     try:
         result = release_from_config(config, embedder, prepare_progress=bars("prepare"),
@@ -162,7 +161,7 @@ def cmd_release(args: argparse.Namespace) -> int:
          f"Wrote {out / 'key'}: {FOLDER_PURPOSE['key']}",
          f"Leak scan: {len(bundle.hits)} hit(s)" + (", all accepted." if bundle.hits else "."))
     if result.goal_met is False:
-        _say(f"Goal not met: {choice.goal.sentence}", err=True)
+        _say(f"Goal not met: {choice.goal_sentence}", err=True)
         return EXIT_GOAL_MISSED
     return EXIT_OK
 
@@ -196,7 +195,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_config(args: argparse.Namespace) -> int:
-    print(RunConfig(corpus=str(SAMPLE_CORPUS)).to_toml(), end="")
+    print(RunConfig.of(corpus=str(SAMPLE_CORPUS)).to_toml(), end="")
     return EXIT_OK
 
 
@@ -261,12 +260,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _interrupted(args: argparse.Namespace) -> str:
     """The one line printed on Ctrl-C: what is left in the output folder."""
-    out = getattr(args, "out", None)
     if args.command != "release":
         return "Interrupted."
-    where = f" in {out}" if out else ""
-    return (f"Interrupted: no new release was written; any previous release{where} is left as "
-            "it was.")
+    where = f" in {args.out}" if args.out else ""
+    return (f"Interrupted: no new release was written; the previous release{where}, if any, is "
+            "left as it was.")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 
 from .choose.attack_columns import build_scorers
 from .choose.candidates import Candidates, build_candidates
-from .choose.chosen import PINNED, choose
+from .choose.chosen import PINNED, check_pinned_plan, choose
 from .choose.goals import search_for_goal
 from .choose.result import ReleaseResult
 from .choose.review import decision_map
@@ -48,9 +48,10 @@ def prepare_release(config: RunConfig, *, embedder=None, progress: Progress | No
                     processes: int | None = None) -> Prepared:
     """Load ``config.corpus``, refuse what cannot be released (fewer than two documents or
     protected values, an identifying publishable column) before any model runs, then prepare it."""
-    corpus = load_corpus(config.corpus, protect=config.protect, text_column=config.text_column)
+    check_pinned_plan(config)
+    corpus = load_corpus(config.corpus, protect=config.protect, text_column=config.prepare.text_column)
     check_swappable(corpus)
-    check_publishable(config.publishable_columns, corpus)
+    check_publishable(config.bundle.publishable_columns, corpus)
     return prepare(corpus, config, embedder=embedder, progress=progress,
                    processes=default_processes() if processes is None else processes)
 
@@ -70,7 +71,7 @@ def finish_release(
     candidates, choice = choose(candidates, config, scorers)
     release = None
     if choice.release_id is not None:
-        decisions = decision_map(config.decisions) if choice.why == PINNED else {}
+        decisions = decision_map(config.review.decisions) if choice.why == PINNED else {}
         release = candidates.source(choice.release_id).review(decisions)
     return ReleaseResult(config, corpus, clean, candidates, choice, release, dict(scorers or {}),
                          list(fit_warnings), list(notes), dict(timings or {}))  # fmt: skip
@@ -98,7 +99,7 @@ def run_release(
     timings["sweep"] = time.perf_counter() - start
     start = time.perf_counter()
     say(0.5, "Training the attackers")
-    scorers = build_scorers(ctx.chunks, reading, in_corpus=True, random_state=config.seed)
+    scorers = build_scorers(ctx.chunks, reading, in_corpus=True, random_state=config.sweep.seed)
     timings["attackers"] = time.perf_counter() - start
     start = time.perf_counter()
     candidates = build_candidates(sweep, config, scorers, progress=lambda f, m: say(0.55 + 0.45 * f, m))

@@ -147,7 +147,7 @@ st.code(command, language="bash")
 notes = [f"run.toml pins this release ({md_text(export.release_id)}"
          + (", found by its plan and stage" if export.pinned_plan else "")
          + f") and holds your {len(stage.corrections())} entity correction(s) and "
-         f"{len(export.config.decisions)} review decision(s): the command line writes the same "
+         f"{len(export.config.review.decisions)} review decision(s): the command line writes the same "
          "released/ files. (With `release = \"\"` the command line writes the pick of your "
          f"trade-off line DR = {c:g} + {a:g}·DU instead.)"]
 if stage.source != "sample":

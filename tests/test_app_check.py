@@ -160,12 +160,13 @@ def test_frontier_offers_the_measured_accuracies_as_risk_axes(workspace):
     assert not at.exception, [e.value for e in at.exception]
     chart = at.get("plotly_chart")[0].proto.spec
     assert "measured chunk accuracy" in chart
-    # The chart's points are the library's measured accuracies of every release (draw 0).
-    from neswap_core.choose.attack_columns import attack_columns
+    # The chart's points are the library's measured accuracies of every release (over draws).
+    from neswap_core.choose.attack_columns import draws_columns
 
     stage, _, scorer = sample_attack(workspace)
     table = stage.table(float(stage.settings["population"]))
-    expected = attack_columns(stage.sweep(), {"in-corpus": scorer}).loc[table.index, "chunk_accuracy"]
+    expected = draws_columns(stage.sweep(), {"in-corpus": scorer}).loc[
+        table.index, "chunk_accuracy_mean.in-corpus"]
     shown = np.concatenate([trace_values(t["y"]) for t in json.loads(chart)["data"]
                             if t.get("mode") == "markers" and t["name"] in set(table["combination"])])
     np.testing.assert_allclose(np.sort(shown), np.sort(expected.to_numpy(float)), rtol=1e-9)

@@ -22,7 +22,7 @@ def test_cli_and_app_build_candidates_with_the_same_function(monkeypatch, tmp_pa
         pass
 
     def spy(sweep, config, scorers=None, **kwargs):
-        calls.append(config.plan_rounds)
+        calls.append(config.plans.plan_rounds)
         raise Stop
 
     monkeypatch.setattr(run_release, "build_candidates", spy)
@@ -30,7 +30,7 @@ def test_cli_and_app_build_candidates_with_the_same_function(monkeypatch, tmp_pa
     from neswap_core.config import RunConfig
 
     cfg = tmp_path / "run.toml"
-    RunConfig(corpus="data/sample", plan_rounds=1, max_swaps=3, n_components=5, n_init=1,
+    RunConfig.of(corpus="data/sample", plan_rounds=1, max_swaps=3, n_components=5, n_init=1,
               out=str(tmp_path / "out")).save(cfg)  # fmt: skip
     with pytest.raises(Stop):
         main(["release", "--config", str(cfg)])

@@ -292,8 +292,8 @@ def test_export_files_apply_the_review(workspace):
     rec0 = sweep.draws_for(tuple(table.loc[release_id, "categories"]))[0].run.records[0]
     workspace.set_decision(key, vr.pair_key(rec0), "reject", "keep this pair")
     export = ve.export_for(stage, release_id, None)
-    assert export.config.release == release_id
-    assert export.config.decisions == [{"key": vr.pair_key(rec0), "decision": "reject",
+    assert export.config.review.release == release_id
+    assert export.config.review.decisions == [{"key": vr.pair_key(rec0), "decision": "reject",
                                         "note": "keep this pair"}]
     bundle = ve.release_bundle_of(export)
     archive = zipfile.ZipFile(io.BytesIO(bundle.released_zip()))
@@ -329,7 +329,7 @@ def test_export_files_apply_the_review(workspace):
     path = Path(workspace.folder) / "run.toml"
     path.write_text(toml)
     loaded = RunConfig.load(path)
-    assert (loaded.max_swaps, loaded.n_components, loaded.n_init) == (10, 5, 1)
+    assert (loaded.sweep.max_swaps, loaded.mixture.n_components, loaded.mixture.n_init) == (10, 5, 1)
     assert loaded.roles == stage.settings["roles"]
 
 

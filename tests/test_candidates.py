@@ -100,7 +100,7 @@ def test_paper_rows_keep_the_sweeps_du_and_dr(ctx):
     sweep = sweep_releases(ctx, ["Organization", "Location"], combination_size=2, max_swaps=5,
                            draws=3)
     table = sweep.table(1e20)
-    config = RunConfig(roles={"Organization": "S", "Location": "S", "Person": "F",
+    config = RunConfig.of(roles={"Organization": "S", "Location": "S", "Person": "F",
                               "Product": "F", "Event": "F", "Date": "F"}, draws=3)
     rows = build_candidates(sweep, config).table
     assert list(rows.index) == list(table.index) and set(rows["sampler"]) == {"paper"}
@@ -160,11 +160,10 @@ def test_a_goal_is_a_list_of_constraints():
 
 
 def test_grid_from_config_lists_every_combination():
-    config = RunConfig(plan_rounds=3, plan_terms=[False, True], plan_redaction_levels=[0.0, 0.1])
+    config = RunConfig.of(plan_rounds=3, plan_terms=[False, True], plan_redaction_levels=[0.0, 0.1])
     plans = PlanGrid.from_config(config).plans()
     assert len(plans) == 5  # 2 term settings × 2 levels, and 10 % redaction alone
-    assert len(PlanGrid.from_config(RunConfig(**{**config.__dict__,
-                                                 "plan_redaction_alone": False})).plans()) == 4
+    assert len(PlanGrid.from_config(config.replace(plan_redaction_alone=False)).plans()) == 4
     assert {p.describe() for p in plans} >= {
         "up to 3 rounds of swapping Organization + Person + Product + Location, leftovers moved one-vs-many"
     }

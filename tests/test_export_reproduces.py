@@ -9,7 +9,6 @@ byte for byte, the release and risk tables value for value.
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import json
 import re
@@ -135,7 +134,7 @@ def same_key(app: dict[str, bytes], cli: dict[str, bytes], out: Path) -> None:
         assert app[name] == cli[name], name
     app_cfg = RunConfig.from_toml_text(app["key/config.toml"].decode())
     cli_cfg = RunConfig.from_toml_text(cli["key/config.toml"].decode())
-    assert dataclasses.replace(app_cfg, out=str(out)) == cli_cfg
+    assert app_cfg.replace(out=str(out)) == cli_cfg
     app_report, cli_report = (json.loads(x["key/report.json"]) for x in (app, cli))
     for report in (app_report, cli_report):
         report["config"].pop("out", None)
@@ -163,9 +162,9 @@ def test_correction_rejection_and_pin_rerun_to_identical_files(workspace, served
     assert any("1 rejected" in s.value for s in export.success)
     run_toml = download(served, "run.toml")
     config = RunConfig.load(_write(tmp_path / "app.toml", run_toml))
-    assert config.release == other and config.release_plan == {}
-    assert {(d["key"], d["decision"]) for d in config.decisions} == {(rejected_pair, "reject")}
-    assert {(c["action"], c["text"]) for c in config.corrections} == {("drop", corrected),
+    assert config.review.release == other and config.review.release_plan == {}
+    assert {(d["key"], d["decision"]) for d in config.review.decisions} == {(rejected_pair, "reject")}
+    assert {(c["action"], c["text"]) for c in config.review.corrections} == {("drop", corrected),
                                                                        ("add", corrected)}
     released = unzip(download(served, "-released.zip"))
     key = unzip(download(served, "-key.zip"))
@@ -234,8 +233,8 @@ def test_plan_release_with_a_rejected_change_reruns_to_identical_files(workspace
     assert any("1 rejected" in s.value for s in export.success)
     run_toml = download(served, "run.toml")
     config = RunConfig.load(_write(tmp_path / "app.toml", run_toml))
-    assert config.release == release_id and config.release_plan["steps"]
-    assert {"key": change_key, "decision": "reject", "note": ""} in config.decisions
+    assert config.review.release == release_id and config.review.release_plan["steps"]
+    assert {"key": change_key, "decision": "reject", "note": ""} in config.review.decisions
     released = unzip(download(served, "-released.zip"))
     key = unzip(download(served, "-key.zip"))
     app_changes = pd.read_csv(io.BytesIO(key["key/changes.csv"]), keep_default_na=False)

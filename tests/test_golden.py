@@ -9,7 +9,6 @@ files whose format issue 19 changes, which are checked value for value (``VALUE_
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import io
 import json
@@ -135,7 +134,7 @@ def same_config(old_toml: bytes, new_toml: bytes) -> RunConfig:
     """The two files load to the same settings (the output folder aside)."""
     old = RunConfig.from_toml_text(old_toml.decode())
     new = RunConfig.from_toml_text(new_toml.decode())
-    assert dataclasses.replace(old, out=new.out) == new
+    assert old.replace(out=new.out) == new
     return new
 
 

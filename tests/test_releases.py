@@ -142,7 +142,7 @@ def test_the_lines_release_is_written_with_its_pairs(sweep):
     from neswap_core.config import RunConfig
     from neswap_core.run_release import finish_release
 
-    cfg = RunConfig(roles={"Organization": "S", "Person": "S", "Product": "S", "Location": "F",
+    cfg = RunConfig.of(roles={"Organization": "S", "Person": "S", "Product": "S", "Location": "F",
                            "Event": "F", "Date": "F"}, trade_off_c=1.0)
     result = finish_release(cfg, None, None, build_candidates(sweep, cfg))
     row = result.row
@@ -196,13 +196,13 @@ def test_no_release_says_why_and_exhausted_pairs_are_not_told_to_allow_more_swap
     monkeypatch.setattr(sys.modules[__name__], "ORGS", ["Acme"])  # one Organization value
     same = make_chunks(n_docs=3, per_doc=8, seed=1)
     x = embed([c.text for c in chunks])
-    cfg = RunConfig(roles={"Organization": "S", "Person": "F", "Product": "F", "Location": "F",
+    cfg = RunConfig.of(roles={"Organization": "S", "Person": "F", "Product": "F", "Location": "F",
                            "Event": "F", "Date": "F"}, combination_size=1, n_components=2,
                     n_init=1, trade_off_c=0.0)
     result = run_analysis(same, embed([c.text for c in same]), embed, cfg)
     assert result.release is None and len(result.candidates.table) == 0
     assert "identical values" in result.no_release_reason()
-    cfg.max_swaps = 500  # far more than the valid pairs: every draw runs out of pairs
+    cfg.sweep.max_swaps = 500  # far more than the valid pairs: every draw runs out of pairs
     result = run_analysis(chunks, x, embed, cfg)
     line = result.choice.line
     assert result.sweep.exhausted() and not line.line_reached

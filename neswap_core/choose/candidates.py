@@ -158,10 +158,10 @@ def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidate
     ``scorers``: attack ``ReleaseScorer`` objects by attacker name (``build_scorers``) for the
     measured columns, or None. ``plans``: the grid already applied (the app caches it)."""
     say = progress or (lambda f, m: None)
-    if plans is None and config.plan_rounds > 0:
-        plans = plan_candidates(sweep.ctx, PlanGrid.from_config(config), config.population,
+    if plans is None and config.plans.plan_rounds > 0:
+        plans = plan_candidates(sweep.ctx, PlanGrid.from_config(config), config.sweep.population,
                                 lambda f, m: say(0.8 * f, m))  # fmt: skip
-    sources = {**paper_sources(sweep, config.population), **plan_sources(plans)}
+    sources = {**paper_sources(sweep, config.sweep.population), **plan_sources(plans)}
     table = candidate_table(sources, sweep.ctx, scorers, sweep, lambda f, m: say(0.8 + 0.2 * f, m))
     return Candidates(table, sweep, sources, plans)
 
@@ -169,7 +169,7 @@ def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidate
 def with_plan(candidates: Candidates, plan: Mapping, config, scorers=None) -> Candidates:
     """``candidates`` and the stages of one more plan (a pinned plan the grid does not list),
     named "pinned plan · stage" so they never take a grid candidate's name."""
-    extra = one_plan_candidates(candidates.ctx, plan, config.seed, config.population)
+    extra = one_plan_candidates(candidates.ctx, plan, config.sweep.seed, config.sweep.population)
     names = {rid: "pinned " + rid for rid in extra.table.index}
     table = extra.table.rename(index=names).assign(release_id=lambda t: t.index)
     extra = replace(extra, table=table)

@@ -16,9 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..errors import ConfigError
+from ..generate.plans import Plan
 from .candidates import Candidates, with_plan
 from .frontier import TradeOffChoice, choose_release
-from .goals import Goal, GoalChoice, choose_goal
+from .goals import Goal, GoalChoice, choose_goal, meets
 
 PINNED, GOAL, LINE = "pinned", "goal", "line"
 
@@ -36,11 +37,25 @@ class Choice:
     reason: str
     line: TradeOffChoice
     goal: GoalChoice | None = None
+    goal_met: bool | None = None  # does the release written meet the goal (None: no goal)
 
     @property
-    def goal_met(self) -> bool | None:
-        """Whether the release written meets the run's goal (None: no goal was set)."""
-        return None if self.goal is None else (self.goal.met and self.why == GOAL)
+    def goal_sentence(self) -> str:
+        """Why the release written does not meet the goal, in one sentence ("" when it does)."""
+        if self.goal_met is not False or self.goal is None:
+            return ""
+        if self.why == GOAL:
+            return self.goal.sentence
+        return (f"The release written, {self.release_id} ({self.reason}), does not meet the goal "
+                f"({self.goal.goal.describe()}); remove the pin to let the goal choose"
+                + (f", which would pick {self.goal.release_id}." if self.goal.met else "."))
+
+
+def check_pinned_plan(config) -> None:
+    """A ``ConfigError`` naming the bad step when run.toml's ``release_plan`` is not a plan
+    (checked before any work: the config layer knows settings, not plans)."""
+    if config.review.release_plan:
+        Plan.from_dict(config.review.release_plan)
 
 
 def find_plan_release(candidates: Candidates, plan: Mapping, stage_index: int) -> str | None:
@@ -58,34 +73,34 @@ def pinned_release(candidates: Candidates, config, scorers=None) -> tuple[Candid
 
     A pinned plan the grid does not list is applied on its own and added to the candidates.
     Raises ``ConfigError`` when the pin names no candidate of these settings."""
-    if config.release_plan:
-        found = find_plan_release(candidates, config.release_plan, config.release_stage)
+    if config.review.release_plan:
+        found = find_plan_release(candidates, config.review.release_plan, config.review.release_stage)
         if found is None:
-            candidates = with_plan(candidates, config.release_plan, config, scorers)
-            found = find_plan_release(candidates, config.release_plan, config.release_stage)
+            candidates = with_plan(candidates, config.review.release_plan, config, scorers)
+            found = find_plan_release(candidates, config.review.release_plan, config.review.release_stage)
         if found is None:
             raise ConfigError(
-                f"The plan release of run.toml ({config.release!r}, stage {config.release_stage}) "
+                f"The plan release of run.toml ({config.review.release!r}, stage {config.review.release_stage}) "
                 "has no such stage on this corpus: the plan stops earlier. Choose the release "
                 "again in the app and export run.toml again, or remove release_plan."
             )
         return candidates, found
-    if not config.release:
+    if not config.review.release:
         return candidates, None
-    if config.release not in candidates.line_pool().index:
+    if config.review.release not in candidates.line_pool().index:
         known = ", ".join(map(str, list(candidates.line_pool().index)[:5]))
         raise ConfigError(
-            f"run.toml pins the release {config.release!r}, which is not a candidate of these "
+            f"run.toml pins the release {config.review.release!r}, which is not a candidate of these "
             f"settings (e.g. {known}). Export run.toml again from the app, or set release = \"\" "
             "to let the trade-off line choose."
         )
-    return candidates, config.release
+    return candidates, config.review.release
 
 
 def line_choice(candidates: Candidates, config) -> TradeOffChoice:
     """The trade-off line's choice among the paper's candidates (DU, DR: means over draws)."""
     sweep = candidates.sweep
-    return choose_release(candidates.line_pool(), config.trade_off_a, config.trade_off_c,
+    return choose_release(candidates.line_pool(), config.goal.trade_off_a, config.goal.trade_off_c,
                           utility="du_mean", risk="dr_mean",
                           more_swaps_possible=not sweep.exhausted())  # fmt: skip
 
@@ -97,11 +112,15 @@ def choose(candidates: Candidates, config, scorers=None) -> tuple[Candidates, Ch
     goal_choice = choose_goal(candidates.table, goal) if goal is not None and len(candidates.table) else None
     candidates, pinned = pinned_release(candidates, config, scorers)
     if pinned is not None:
-        return candidates, Choice(pinned, PINNED, "pinned in run.toml", line, goal_choice)
+        met = None if goal is None else meets(candidates.table.loc[pinned], goal)
+        return candidates, Choice(pinned, PINNED, "pinned in run.toml", line, goal_choice, met)
     if goal_choice is not None and goal_choice.release_id is not None:
         reason = (f"the goal: {goal.describe()}" if goal_choice.met else
                   f"the closest candidate to the goal, which no candidate meets ({goal.describe()})")
-        return candidates, Choice(goal_choice.release_id, GOAL, reason, line, goal_choice)
+        return candidates, Choice(goal_choice.release_id, GOAL, reason, line, goal_choice,
+                                  goal_choice.met)  # fmt: skip
     if line.index is None:
         return candidates, Choice(None, LINE, line.message, line, goal_choice)
-    return candidates, Choice(str(line.index), LINE, "the trade-off line's choice", line, goal_choice)
+    met = None if goal is None else meets(candidates.table.loc[line.index], goal)
+    return candidates, Choice(str(line.index), LINE, "the trade-off line's choice", line,
+                              goal_choice, met)  # fmt: skip

@@ -19,7 +19,6 @@ listed) and says so.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,12 +59,13 @@ class Goal:
     @classmethod
     def from_config(cls, config) -> Goal | None:
         """The goal of a ``RunConfig`` (None when no maximum is below 1)."""
+        settings = config.settings()
         constraints = tuple(
-            Constraint(column, float(getattr(config, setting)), label)
+            Constraint(column, float(settings[setting]), label)
             for setting, (column, label) in CONSTRAINT_SETTINGS.items()
-            if float(getattr(config, setting)) < 1.0
+            if float(settings[setting]) < 1.0
         )
-        return cls(constraints, config.goal_utility) if constraints else None
+        return cls(constraints, config.goal.goal_utility) if constraints else None
 
     def describe(self) -> str:
         """E.g. "share of passages the attacker names at most 0.3"."""
@@ -94,6 +94,12 @@ class GoalChoice:
     met: bool
     figures: dict  # the chosen candidate's value of every constrained column
     sentence: str  # "" when met
+
+
+def meets(row: pd.Series, goal: Goal) -> bool:
+    """Whether one candidate (a row of the table) meets every constraint of ``goal``."""
+    return all(c.column in row and float(row[c.column]) <= c.maximum + 1e-12
+               for c in goal.constraints)
 
 
 def _excess(table: pd.DataFrame, goal: Goal) -> np.ndarray:
@@ -142,14 +148,14 @@ def missed_sentence(goal: Goal, release_id: str, figures: dict) -> str:
 def search_for_goal(config):
     """(config, note): plans switched on when a goal is set and plans are off (module docstring);
     the note says what changed ("" when nothing did). ``config`` itself is not modified."""
-    if Goal.from_config(config) is None or config.plan_rounds > 0:
+    if Goal.from_config(config) is None or config.plans.plan_rounds > 0:
         return config, ""
-    levels = list(config.plan_redaction_levels)
+    levels = list(config.plans.plan_redaction_levels)
     changes = {"plan_rounds": GOAL_PLAN_ROUNDS}
     if all(v == 0 for v in levels):
         changes["plan_redaction_levels"] = list(GOAL_REDACTION_LEVELS)
-    searched = dataclasses.replace(config, **changes)
-    levels_text = ", ".join(f"{v:g}" for v in searched.plan_redaction_levels)
+    searched = config.replace(**changes)
+    levels_text = ", ".join(f"{v:g}" for v in searched.plans.plan_redaction_levels)
     note = (f"The goal needs more than the paper's single round: plans were off (plan_rounds = 0), "
             f"so this run searches {GOAL_PLAN_ROUNDS} rounds with redaction levels {levels_text} "
             "(set plan_rounds and plan_redaction_levels to choose the search yourself).")

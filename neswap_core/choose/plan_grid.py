@@ -82,21 +82,21 @@ class PlanGrid:
     @classmethod
     def from_config(cls, config) -> PlanGrid:
         """The grid a ``RunConfig`` asks for (``plan_*`` settings)."""
-        cats = tuple(config.plan_categories) or tuple(config.swap_categories)
+        cats = tuple(config.plans.plan_categories) or tuple(config.swap_categories)
         return cls(
             categories=(cats,),
-            rounds=config.plan_rounds,
-            terms=tuple(bool(t) for t in config.plan_terms),
-            redaction_levels=tuple(float(v) for v in config.plan_redaction_levels),
-            redaction_method=config.plan_redaction_method,
-            redaction_fill=config.plan_redaction_fill,
-            redaction_alone=config.plan_redaction_alone,
-            require=config.plan_require,
-            coverage=config.plan_coverage,
-            similarity_floor=config.plan_similarity_floor,
-            concentration_floor=config.plan_concentration_floor,
-            one_vs_many=config.plan_one_vs_many,
-            seed=config.seed,
+            rounds=config.plans.plan_rounds,
+            terms=tuple(bool(t) for t in config.plans.plan_terms),
+            redaction_levels=tuple(float(v) for v in config.plans.plan_redaction_levels),
+            redaction_method=config.plans.plan_redaction_method,
+            redaction_fill=config.plans.plan_redaction_fill,
+            redaction_alone=config.plans.plan_redaction_alone,
+            require=config.plans.plan_require,
+            coverage=config.plans.plan_coverage,
+            similarity_floor=config.plans.plan_similarity_floor,
+            concentration_floor=config.plans.plan_concentration_floor,
+            one_vs_many=config.plans.plan_one_vs_many,
+            seed=config.sweep.seed,
         )
 
 

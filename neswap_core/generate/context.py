@@ -50,25 +50,25 @@ def fit_mixture(embeddings: np.ndarray, config: RunConfig,
     n = len(embeddings)
     if n < 2:
         raise FitError(f"Only {n} chunk(s): a mixture needs at least 2. Load more text.")
-    if config.n_components > n:
+    if config.mixture.n_components > n:
         raise FitError(
-            f"K = {config.n_components} clusters but only {n} chunks: choose K of at most {n}."
+            f"K = {config.mixture.n_components} clusters but only {n} chunks: choose K of at most {n}."
         )
     distinct = count_distinct_rows(np.asarray(embeddings, dtype=np.float64))
-    if config.n_components > distinct:
+    if config.mixture.n_components > distinct:
         raise FitError(
-            f"K = {config.n_components} clusters but the {n} chunks hold only {distinct} distinct "
+            f"K = {config.mixture.n_components} clusters but the {n} chunks hold only {distinct} distinct "
             f"texts: choose K of at most {distinct} (e.g. K = {max(1, distinct // 2)}), or add "
             "more varied documents."
         )
     return SphericalMixture(
-        family=config.family,
-        n_components=config.n_components,
-        min_weight=config.min_weight,
-        max_iter=config.max_iter,
-        tol=config.tol,
-        n_init=config.n_init,
-        random_state=config.mixture_seed,
+        family=config.mixture.family,
+        n_components=config.mixture.n_components,
+        min_weight=config.mixture.min_weight,
+        max_iter=config.mixture.max_iter,
+        tol=config.mixture.tol,
+        n_init=config.mixture.n_init,
+        random_state=config.mixture.mixture_seed,
     ).fit(embeddings, progress=progress)
 
 

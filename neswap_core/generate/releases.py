@@ -292,10 +292,10 @@ def sweep_for_config(ctx: ReleaseContext, config, progress: Progress | None = No
     """The paper's candidate releases R_cand for the settings of ``config`` (SPEC §3)."""
     check_swap_entities(ctx.chunks, config.swap_categories)
     return sweep_releases(
-        ctx, config.swap_categories, combination_size=config.combination_size,
-        max_swaps=config.max_swaps, draws=config.draws, require=config.require,
-        suppress_leftovers=config.suppress_leftovers, seed=config.seed,
-        population=config.population, progress=progress,
+        ctx, config.swap_categories, combination_size=config.sweep.combination_size,
+        max_swaps=config.sweep.max_swaps, draws=config.sweep.draws, require=config.sweep.require,
+        suppress_leftovers=config.sweep.suppress_leftovers, seed=config.sweep.seed,
+        population=config.sweep.population, progress=progress,
     )
 
 

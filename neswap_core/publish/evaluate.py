@@ -116,7 +116,7 @@ def evaluate_release(release: str | Path, corpus_path: str | Path | None = None)
     pre = apply_roles(list(prepared.chunks), dict(config.roles))
     changed = released_changes([c.text for c in pre], [c.doc_id for c in pre], released)
     reading = fit_reading(corpus_path, prepared.chunks, prepared.raw, config.protect)
-    scorers = build_scorers(pre, reading, random_state=config.seed)
+    scorers = build_scorers(pre, reading, random_state=config.sweep.seed)
     summary, table = attack_report(scorers, changed, [c.chunk_id for c in pre])
     summary.update(release=str(release), corpus=corpus_path, **reading_notes(reading, pre))
     clean = prepared.clean.corpus

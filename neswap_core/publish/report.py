@@ -61,12 +61,12 @@ def goal_report(result: ReleaseResult) -> dict | None:
             "constraints": [{"column": c.column, "maximum": c.maximum}
                             for c in goal.goal.constraints],
             "release_id": goal.release_id, "met": goal.met, "figures": goal.figures,
-            "sentence": goal.sentence}  # fmt: skip
+            "sentence": result.choice.goal_sentence}  # fmt: skip
 
 
 def review_summary(result: ReleaseResult) -> dict | str:
     """What the analyst's review (run.toml's ``decisions``) changed in the written release."""
-    decisions, release = result.config.decisions, result.release
+    decisions, release = result.config.review.decisions, result.release
     if result.choice.why != "pinned" or release is None:
         return ("none applied: no release is pinned in run.toml, so every change of the chosen "
                 "release is kept" + (f" ({len(decisions)} decisions ignored)" if decisions else ""))
@@ -117,7 +117,7 @@ def _facts(result: ReleaseResult) -> dict[str, str]:
     goal = result.choice.goal
     if goal is not None:
         facts["goal"] = (f"met: {goal.goal.describe()}" if result.goal_met else
-                         goal.sentence or f"not applied: {result.choice.reason}")
+                         result.choice.goal_sentence)
     if result.choice.line.message:
         facts["trade-off line"] = result.choice.line.message
     for note in result.notes:
@@ -143,7 +143,7 @@ def report_html(result: ReleaseResult, figures_html: Sequence[str] = ()) -> str:
     tables["Frontier releases (the trade-off line's candidates)"] = report_columns(
         candidates.frontier(), "candidates")
     tables["Pitman estimates per combination (the paper's Table 1)"] = result.sweep.pitman_table(
-        result.config.population)
+        result.config.sweep.population)
     tables["All candidates (every column in key/candidates.csv)"] = report_columns(
         candidates.table, "candidates")
     review = release.review
@@ -154,5 +154,5 @@ def report_html(result: ReleaseResult, figures_html: Sequence[str] = ()) -> str:
     base = result.context.chunks
     chosen = f"{facts['release']}; {facts['your review']}"
     return html_report("neswap release report", chosen, facts, tables, list(figures_html),
-                       settings=result.config.to_dict(), corrections=result.config.corrections,
+                       settings=result.config.settings(), corrections=result.config.review.corrections,
                        decisions=decided, examples=before_after_examples(base, release.chunks))

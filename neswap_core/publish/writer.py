@@ -38,7 +38,7 @@ def _json(payload) -> bytes:
 
 
 def _corrections(result: ReleaseResult) -> bytes:
-    return (json.dumps(list(result.config.corrections), indent=2, default=str) + "\n").encode()
+    return (json.dumps(list(result.config.review.corrections), indent=2, default=str) + "\n").encode()
 
 
 #: key/ file -> its contents, for a result with a release (report.html is added by key_files).
@@ -47,7 +47,7 @@ KEY_FILES: dict[str, Callable[[ReleaseResult], bytes]] = {
     "corrections.json": _corrections,
     "candidates.csv": lambda r: _csv(r.candidates.table),
     "frontier.csv": lambda r: _csv(r.candidates.frontier()),
-    "pitman.csv": lambda r: _csv(r.sweep.pitman_table(r.config.population)),
+    "pitman.csv": lambda r: _csv(r.sweep.pitman_table(r.config.sweep.population)),
     "config.toml": lambda r: r.config.to_toml().encode("utf-8"),
     "report.json": lambda r: _json(report_json(r)),
     "timings.json": lambda r: _json(r.timings),
@@ -75,8 +75,8 @@ def release_bundle(result: ReleaseResult, with_key_files: bool = True) -> Bundle
     other key/ file when ``with_key_files`` (the app adds them when the key is downloaded)."""
     config = result.config
     bundle = build_bundle(result.corpus, result.clean, result.release.chunks,
-                          seed=config.bundle_seed, shuffle_chunks=config.shuffle_chunks,
-                          publishable_columns=config.publishable_columns)  # fmt: skip
+                          seed=config.bundle.bundle_seed, shuffle_chunks=config.bundle.shuffle_chunks,
+                          publishable_columns=config.bundle.publishable_columns)  # fmt: skip
     return bundle.with_key_files(key_files(result)) if with_key_files else bundle
 
 

@@ -254,11 +254,9 @@ class EntityFilter:
     @classmethod
     def from_config(cls, config: Any) -> EntityFilter:
         """The filter of a ``RunConfig`` (its ``not_entities`` settings)."""
-        return cls(
-            tuple(getattr(config, "not_entities", ()) or ()),
-            tuple(getattr(config, "not_entity_patterns", ()) or ()),
-            bool(getattr(config, "default_not_entities", True)),
-        )
+        prepare = config.prepare
+        return cls(tuple(prepare.not_entities), tuple(prepare.not_entity_patterns),
+                   bool(prepare.default_not_entities))
 
     def _regexes(self) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
         periods = list(DEFAULT_NOT_ENTITIES.get("periods", ())) if self.defaults else []
