@@ -28,9 +28,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from neswap_core.choose.candidates import Candidates, build_candidates
+from neswap_core import Candidates, Chunk, Corpus, build_candidates
 from neswap_core.config import DEFAULT_EMBEDDING_MODEL, DEFAULT_SPACY_MODEL, RunConfig
-from neswap_core.corpus import Chunk, Corpus
 from neswap_core.generate.context import fit_mixture, release_inputs
 from neswap_core.generate.releases import ReleaseContext, Sweep, sweep_for_config
 from neswap_core.prepare.pipeline import (
@@ -56,7 +55,7 @@ def digest(value: Any) -> str:
 # --- models ---------------------------------------------------------------------------------------
 @st.cache_resource(show_spinner=False)  # announced by Stage.load's progress display
 def embedder():
-    from neswap_core.models.embedding import Embedder
+    from neswap_core import Embedder
 
     return Embedder(DEFAULT_EMBEDDING_MODEL, CACHE_DIR)
 
@@ -422,8 +421,8 @@ class Stage:
         """Offset c of the default line, until the analyst moves it: ``frontier.default_offset``
         (always reached: half of the largest risk reduction), stored so that every page, tab
         and run.toml use the same c from the first time any page asks for it."""
+        from neswap_core import NeswapError
         from neswap_core.choose.frontier import default_offset
-        from neswap_core.errors import NeswapError
 
         from .state import DEFAULT_SETTINGS
         from .widgets import progress_display

@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-from neswap_core.config import RunConfig
+from neswap_core import RunConfig
 from neswap_core.workspace.store import Workspace, WorkspaceError, default_workspace_folder
 
 #: The app's own state beside the run settings (never in run.toml), with its defaults: which

@@ -213,7 +213,7 @@ def forget_reading(stage) -> None:
 
 @st.cache_resource(show_spinner="Training the attacker (once per corpus and roles)…", max_entries=4)
 def _scorer(key: str, kind: str, _chunks, _reading, _corpus):
-    from neswap_core.choose.attack_columns import build_scorers
+    from neswap_core import build_scorers
 
     if kind == READING:
         from neswap_core.measure.reading import reading_attacker

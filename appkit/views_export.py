@@ -17,18 +17,21 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from neswap_core.choose.attack_columns import build_scorers
+from neswap_core import (
+    Corpus,
+    ReleaseResult,
+    build_scorers,
+    finish_release,
+    key_files,
+    release_bundle,
+    report_html,
+)
 from neswap_core.choose.chosen import find_plan_release
-from neswap_core.choose.result import ReleaseResult
 from neswap_core.choose.review import decision_rows
 from neswap_core.choose.sources import PlanStage
 from neswap_core.config import IDENTIFYING_COLUMNS, RunConfig
-from neswap_core.corpus import Corpus
 from neswap_core.publish.bundle import Bundle
 from neswap_core.publish.leaks import LeakHit
-from neswap_core.publish.report import report_html
-from neswap_core.publish.writer import key_files, release_bundle
-from neswap_core.run_release import finish_release
 
 from . import views_release as vr
 from .pipeline import digest, measured

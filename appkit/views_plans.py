@@ -14,9 +14,9 @@ from functools import cached_property
 
 import pandas as pd
 
+from neswap_core import Chunk
 from neswap_core.choose.plan_grid import PlanCandidates
 from neswap_core.config import MASK_PLACEHOLDER
-from neswap_core.corpus import Chunk
 from neswap_core.generate.plan_engine import PlanResult, PlanStage
 from neswap_core.generate.plans import Change
 

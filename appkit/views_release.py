@@ -14,10 +14,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from neswap_core import Chunk
 from neswap_core.choose.frontier import TradeOffChoice, choose_release
 from neswap_core.choose.review import pair_key as _pair_key
 from neswap_core.choose.sources import PaperRound
-from neswap_core.corpus import Chunk
 from neswap_core.generate.releases import DrawResult, Sweep, evaluate_records
 from neswap_core.generate.swapping import SwapRecord
 

@@ -23,8 +23,23 @@ import json
 import sys
 from pathlib import Path
 
+from tqdm import tqdm
+
+from .choose.candidates import describe_candidate
 from .config import RunConfig
 from .errors import LeakError, NeswapError
+from .measure.llm import LLMAttacker, LLMSettings
+from .models.embedding import Embedder
+from .prepare.pipeline import prepare_path
+from .prepare.ray_engine import RayOptions, prepare_ray
+from .publish.bundle import FOLDER_PURPOSE
+from .publish.evaluate import evaluate_release, evaluation_files
+from .publish.export import prepared_files, write_files
+from .publish.folders import check_writable
+from .publish.leaks import read_accepted
+from .publish.writer import write_release
+from .run_release import release_from_config
+from .text.loading import load_corpus
 
 SAMPLE_CORPUS = Path(__file__).resolve().parent.parent / "data" / "sample"
 
@@ -53,8 +68,6 @@ class _Bars:
         def report(fraction: float, message: str) -> None:
             if self.bar is None or self.bar.desc != desc:
                 self.close()
-                from tqdm import tqdm
-
                 self.bar = tqdm(total=100, desc=desc, delay=1.0, leave=False, file=sys.stderr,
                                 bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed} {postfix}")
             self.bar.n = int(round(100 * min(max(fraction, 0.0), 1.0)))
@@ -85,18 +98,12 @@ def load_config(path: str | None) -> RunConfig:
 
 
 def cmd_prepare(args: argparse.Namespace) -> int:
-    from .prepare.pipeline import prepare_path
-    from .publish.export import prepared_files, write_files
-    from .publish.folders import check_writable
 
     config = RunConfig.of(corpus=args.corpus or str(SAMPLE_CORPUS), protect=args.protect,
                        threshold=args.threshold, cache_dir=args.cache_dir, out=args.out,
                        text_column=args.text_column)  # fmt: skip
     out = check_writable(args.out)
     if args.engine == "ray":
-        from .prepare.ray_engine import RayOptions, prepare_ray
-        from .text.loading import load_corpus
-
         loaded = load_corpus(config.corpus, protect=config.protect, text_column=config.prepare.text_column)
         prepared = prepare_ray(loaded, config, RayOptions(address=args.address),
                                embeddings_path=out / "embeddings.npy")  # fmt: skip
@@ -120,14 +127,6 @@ def cmd_prepare(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    from .choose.candidates import describe_candidate
-    from .models.embedding import Embedder
-    from .publish.bundle import FOLDER_PURPOSE
-    from .publish.folders import check_writable
-    from .publish.leaks import read_accepted
-    from .publish.writer import write_release
-    from .run_release import release_from_config
-
     config = load_config(args.config)
     overrides = {"out": args.out, "text_column": args.text_column}
     config = config.replace(**{k: v for k, v in overrides.items() if v})
@@ -167,13 +166,8 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from .publish.evaluate import evaluate_release, evaluation_files
-    from .publish.export import write_files
-
     result = evaluate_release(args.release, args.corpus)
     if args.llm:
-        from .measure.llm import LLMAttacker, LLMSettings
-
         settings = LLMSettings.from_env(url=args.llm_url, model=args.llm_model,
                                         cache_path=args.llm_cache)  # fmt: skip
         attacker = LLMAttacker(settings, result.candidates, confirm=args.confirm_llm)

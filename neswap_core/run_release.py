@@ -18,7 +18,9 @@ by step over its caches (the same functions, so both write the same files):
 
 from __future__ import annotations
 
+import sys
 import time
+import types
 from collections.abc import Callable, Sequence
 
 from .choose.attack_columns import build_scorers
@@ -116,3 +118,15 @@ def release_from_config(config: RunConfig, embedder, *, progress: Progress | Non
     prepared = prepare_release(config, embedder=embedder, progress=prepare_progress)
     reading = fit_reading(config.corpus, prepared.chunks, prepared.raw, config.protect)
     return run_release(prepared, config, embedder.encode, reading=reading, progress=progress)
+
+
+class _RunReleaseModule(types.ModuleType):
+    """``neswap_core.run_release`` names both this module and its function ``run_release`` (the
+    public API): once the module is imported it is the package's attribute of that name, so a
+    call on it runs the function and ``from neswap_core import run_release`` works either way."""
+
+    def __call__(self, *args, **kwargs) -> ReleaseResult:
+        return run_release(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _RunReleaseModule

@@ -10,7 +10,7 @@ from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
 from appkit.state import current, save_settings
 from appkit.widgets import md_text, paginate, user_errors
-from neswap_core.choose.candidates import describe_candidate
+from neswap_core import describe_candidate
 from neswap_core.publish.bundle import FOLDER_PURPOSE
 
 st.title("6 · Export")

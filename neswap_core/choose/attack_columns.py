@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..corpus import Chunk
+from ..generate.releases import combination_name
 from ..measure.attack import CrossFittedAttacker, TextAttacker
 from ..measure.attack_scores import AttackMeasures, ReleaseScorer
 
@@ -122,7 +123,6 @@ def _draw_rows(sweep, name: str, scorer: ReleaseScorer) -> dict[str, dict[str, f
 
     A draw's releases are the prefixes of its swap run, so each draw's changed chunks are
     vectorised once (``ReleaseScorer.score_steps``) and the release after t swaps costs sums."""
-    from ..generate.releases import combination_name
 
     rows: dict[str, dict[str, float]] = {}
     for combo in sweep.combinations:

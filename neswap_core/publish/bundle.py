@@ -35,7 +35,7 @@ from ..corpus import Chunk, Corpus, Document
 from ..errors import ConfigError, LeakError
 from ..text.presentation import extract_presentations
 from .annotations import tab_documents
-from .export import chunks_frame, corpus_files, document_texts
+from .export import chunks_frame, corpus_files, document_texts, zip_files
 from .folders import replace_folders
 from .leaks import LeakHit, hits_csv, leak_terms, scan_release, unaccepted
 
@@ -121,12 +121,10 @@ class Bundle:
         return written
 
     def released_zip(self) -> bytes:
-        from .export import zip_files
 
         return zip_files({f"{RELEASED_DIR}/{k}": v for k, v in self.released.items()})
 
     def key_zip(self, accepted: Iterable[tuple[str, ...]] = ()) -> bytes:
-        from .export import zip_files
 
         key = {**self.key, "leaks.csv": hits_csv(self.hits, set(accepted)).encode("utf-8")}
         return zip_files({f"{KEY_DIR}/{k}": v for k, v in key.items()})

@@ -6,6 +6,7 @@ Used by both the CLI (``release``) and the app's Export page, so the two produce
 from __future__ import annotations
 
 import csv
+import difflib
 import html
 import io
 import json
@@ -22,6 +23,8 @@ import pandas as pd
 from ..config import CATEGORIES
 from ..corpus import Chunk, Corpus
 from ..text.contingency import cell_value
+from ..version import __version__
+from .labels import labelled, readable_value, settings_frame
 
 #: Packages whose versions decide the numbers of a run (recorded in every report).
 VERSIONED_PACKAGES = (
@@ -42,7 +45,6 @@ VERSIONED_PACKAGES = (
 
 def package_versions() -> dict[str, str]:
     """Installed versions of the packages that determine a run's output, plus Python."""
-    from .. import __version__
 
     out = {"python": platform.python_version(), "neswap": __version__}
     for name in VERSIONED_PACKAGES[1:]:
@@ -166,7 +168,6 @@ def before_after_examples(base: Sequence[Chunk], released: Sequence[Chunk], n: i
 
 def _marked(before: str, after: str) -> tuple[str, str]:
     """Both texts HTML-escaped (corpus text is never markup), the words that differ marked."""
-    import difflib
 
     a, b = re.split(r"(\s+)", before), re.split(r"(\s+)", after)
     left, right = [], []
@@ -182,7 +183,6 @@ def _marked(before: str, after: str) -> tuple[str, str]:
 
 
 def _table_html(frame: pd.DataFrame) -> str:
-    from .labels import labelled
 
     return labelled(frame).to_html(index=False, escape=True, na_rep="",
                                    float_format=lambda v: f"{v:.4g}")
@@ -208,7 +208,6 @@ def html_report(
     before and after (``before_after_examples``); ``tables`` shown with plain column labels
     (labels.py). Every string from the corpus is escaped.
     """
-    from .labels import readable_value, settings_frame
 
     esc = html.escape
     parts = [
