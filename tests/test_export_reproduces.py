@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from neswap_core.cli import main
 from neswap_core.config import RunConfig
 from neswap_core.workspace.store import Workspace
+from tests.app_downloads import download
 from tests.app_workspace import small_workspace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,25 +34,6 @@ pytestmark = pytest.mark.slow
 def workspace(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)  # the CLI's cache_dir .neswap-cache is the app's
     return small_workspace(tmp_path, monkeypatch)
-
-
-@pytest.fixture
-def served(monkeypatch) -> dict:
-    """file name -> bytes of every download the pages offer (deferred ones made on demand)."""
-    files: dict = {}
-    add, add_deferred = MediaFileManager.add, MediaFileManager.add_deferred
-
-    def record(self, data, mimetype, coordinates, file_name=None, is_for_static_download=False):
-        files[file_name] = data
-        return add(self, data, mimetype, coordinates, file_name, is_for_static_download)
-
-    def record_deferred(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
-        files[file_name] = data_callable
-        return add_deferred(self, data_callable, mimetype, coordinates, file_name, **kwargs)
-
-    monkeypatch.setattr(MediaFileManager, "add", record)
-    monkeypatch.setattr(MediaFileManager, "add_deferred", record_deferred)
-    return files
 
 
 def page(name: str) -> AppTest:
@@ -79,12 +60,6 @@ def correct_an_organisation(ws: Workspace) -> str:
     check(at)
     assert len(ws.corrections()) == 2
     return pick.rsplit(" (", 1)[0]
-
-
-def download(served: dict, suffix: str) -> bytes:
-    name = next(n for n in served if n and n.endswith(suffix))
-    data = served[name]() if callable(served[name]) else served[name]
-    return data.encode() if isinstance(data, str) else bytes(data)
 
 
 def unzip(payload: bytes) -> dict[str, bytes]:

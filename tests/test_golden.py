@@ -21,6 +21,7 @@ import pytest
 
 from neswap_core.cli import main
 from neswap_core.config import RunConfig
+from tests.app_downloads import download
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "fixtures" / "golden"
@@ -186,27 +187,6 @@ def test_cli_on_the_apps_run_toml_is_the_golden_one(at_root, tmp_path):
 
 
 # --- the app's Export page ------------------------------------------------------------------------
-@pytest.fixture
-def served(monkeypatch) -> dict:
-    """file name -> bytes of every download the pages offer (deferred ones made on demand)."""
-    from streamlit.runtime.media_file_manager import MediaFileManager
-
-    files: dict = {}
-    add, add_deferred = MediaFileManager.add, MediaFileManager.add_deferred
-
-    def record(self, data, mimetype, coordinates, file_name=None, is_for_static_download=False):
-        files[file_name] = data
-        return add(self, data, mimetype, coordinates, file_name, is_for_static_download)
-
-    def record_deferred(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
-        files[file_name] = data_callable
-        return add_deferred(self, data_callable, mimetype, coordinates, file_name, **kwargs)
-
-    monkeypatch.setattr(MediaFileManager, "add", record)
-    monkeypatch.setattr(MediaFileManager, "add_deferred", record_deferred)
-    return files
-
-
 def page(name: str):
     from streamlit.testing.v1 import AppTest
 
@@ -219,14 +199,9 @@ def page(name: str):
 
 def downloads(served: dict) -> dict[str, bytes]:
     """run.toml and the files of the released/ and key/ archives the Export page serves."""
-    def get(suffix: str) -> bytes:
-        name = next(n for n in served if n and n.endswith(suffix))
-        data = served[name]() if callable(served[name]) else served[name]
-        return data.encode() if isinstance(data, str) else bytes(data)
-
-    files = {"run.toml": get("run.toml")}
+    files = {"run.toml": download(served, "run.toml")}
     for suffix in ("-released.zip", "-key.zip"):
-        archive = zipfile.ZipFile(io.BytesIO(get(suffix)))
+        archive = zipfile.ZipFile(io.BytesIO(download(served, suffix)))
         files.update({n: archive.read(n) for n in archive.namelist()})
     return files
 

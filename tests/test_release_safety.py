@@ -54,7 +54,7 @@ def test_a_blocked_release_leaves_no_old_released_beside_the_new_key(old_release
 def test_an_interrupt_leaves_the_previous_release_intact(old_release, monkeypatch, where):
     before = tree(old_release)
     if where == "writing":  # Ctrl-C while the new files are written
-        real, calls = folders._write_tree, []
+        real, calls = folders.write_files, []
 
         def interrupted(files, folder):
             calls.append(folder)
@@ -62,7 +62,7 @@ def test_an_interrupt_leaves_the_previous_release_intact(old_release, monkeypatc
                 raise KeyboardInterrupt
             return real(files, folder)
 
-        monkeypatch.setattr(folders, "_write_tree", interrupted)
+        monkeypatch.setattr(folders, "write_files", interrupted)
     else:  # an error half-way through the renames is rolled back
         real_replace, calls = folders.os.replace, []
 

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import ConfigError
+from .export import write_files
 
 PARTIAL_PREFIX = ".neswap-partial-"
 OLD_PREFIX = ".neswap-old-"
@@ -57,16 +58,6 @@ def _signals_held() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-def _write_tree(files: Mapping[str, bytes], folder: Path) -> list[Path]:
-    written = []
-    for rel, payload in files.items():
-        path = folder / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(payload)
-        written.append(path)
-    return written
-
-
 def replace_folders(out: str | Path, folders: Mapping[str, Mapping[str, bytes] | None]) -> list[Path]:
     """Replace the named sub-folders of ``out`` whole (module docstring); returns the new files."""
     out = check_writable(out)
@@ -76,7 +67,7 @@ def replace_folders(out: str | Path, folders: Mapping[str, Mapping[str, bytes] |
     try:
         for name, files in folders.items():
             if files is not None:
-                written += [out / p.relative_to(partial) for p in _write_tree(files, partial / name)]
+                written += [out / p.relative_to(partial) for p in write_files(files, partial / name)]
         moved: list[str] = []
         with _signals_held():
             try:
