@@ -25,7 +25,7 @@ COLUMN_LABELS: dict[str, str] = {
     "dr_released": "DR of the released draw", "du_mean": "DU, mean over draws",
     "dr_mean": "DR, mean over draws", "sampler": "how it was drawn",
     "p_hat": "share of sample uniques that are population uniques (p̂)",
-    "risk_status": "risk model status", "source": "kind of release", "rounds": "swap rounds",
+    "risk_status": "risk model status", "rounds": "swap rounds",
     "description": "what the release does", "words_unchanged": "share of words unchanged",
     "mean_cosine": "mean cosine of each passage before/after",
     "clusters_unchanged": "share of passages in the same cluster",
