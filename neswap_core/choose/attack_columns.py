@@ -91,10 +91,7 @@ def measured_row(scorers: Mapping[str, ReleaseScorer], changed: Mapping[int, str
         for stem, attr in MEASURED.items():
             row[f"{stem}.{name}"] = float(getattr(measures, attr))
         if name == primary:
-            row["chunk_accuracy"] = float(measures.chunk_top1)
-            row["document_accuracy"] = float(measures.document_accuracy)
-            row["attacker"] = name
-            row["chance"] = float(measures.chance)
+            row.update(_primary(name, measures))
     return row
 
 
@@ -118,21 +115,24 @@ def summarise(measures: Sequence[AttackMeasures]) -> dict[str, float]:
     return out
 
 
-def _draw_rows(sweep, name: str, scorer: ReleaseScorer) -> dict[str, dict[str, float]]:
-    """release_id -> one attacker's figures over the draws of every (J, t) of the paper's sweep.
+def _draw_rows(sweep, name: str, scorer: ReleaseScorer, primary: bool) -> dict[str, dict]:
+    """release_id -> one attacker's figures for every (J, t) of the paper's sweep: on the
+    written text (draw 0) and over the draws that reached t.
 
     A draw's releases are the prefixes of its swap run, so each draw's changed chunks are
     vectorised once (``ReleaseScorer.score_steps``) and the release after t swaps costs sums."""
-
-    rows: dict[str, dict[str, float]] = {}
+    rows: dict[str, dict] = {}
     for combo in sweep.combinations:
         draws = sweep.draws_for(combo)
         if not draws:
             continue
         per_draw = [scorer.score_steps(draw_steps(d)) for d in draws]
         for t in range(1, draws[0].n_swaps + 1):
-            s = summarise([ms[t - 1] for ms in per_draw if len(ms) >= t])
-            row = {}
+            reach = [ms[t - 1] for ms in per_draw if len(ms) >= t]
+            written, s = reach[0], summarise(reach)
+            row = {f"{stem}.{name}": float(getattr(written, attr)) for stem, attr in MEASURED.items()}
+            if primary:
+                row.update(_primary(name, written))
             for stem in OVER_DRAWS:
                 attr = MEASURED[stem]
                 row[f"{stem}_mean.{name}"] = s[attr]
@@ -141,10 +141,19 @@ def _draw_rows(sweep, name: str, scorer: ReleaseScorer) -> dict[str, dict[str, f
     return rows
 
 
+def _primary(name: str, measures: AttackMeasures) -> dict:
+    return {"chunk_accuracy": float(measures.chunk_top1),
+            "document_accuracy": float(measures.document_accuracy), "attacker": name,
+            "chance": float(measures.chance)}  # fmt: skip
+
+
 def draws_columns(sweep, scorers: Mapping[str, ReleaseScorer]) -> pd.DataFrame:
-    """Every attacker's figures over the M draws of every paper candidate (index release_id)."""
-    frames = [pd.DataFrame.from_dict(_draw_rows(sweep, name, scorer), orient="index")
-              for name, scorer in scorers.items()]
+    """Every attacker's figures for every paper candidate (index release_id): on its written
+    draw, as ``measured_row`` gives them, and over its M draws (module docstring)."""
+    primary = primary_name(scorers)
+    frames = [pd.DataFrame.from_dict(_draw_rows(sweep, name, scorer, name == primary),
+                                     orient="index")
+              for name, scorer in scorers.items()]  # fmt: skip
     frames = [f for f in frames if len(f)]
     return pd.concat(frames, axis=1) if frames else pd.DataFrame()
 

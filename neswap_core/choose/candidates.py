@@ -19,12 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
-import numpy as np
 import pandas as pd
 
 from ..errors import ConfigError
 from ..generate.releases import Sweep
-from .attack_columns import OVER_DRAWS, draws_columns, measured_row
+from .attack_columns import draws_columns, measured_row, single_draw_columns
 from .frontier import frontier_mask, near_one
 from .plan_grid import (
     PlanCandidates,
@@ -103,40 +102,27 @@ class Candidates:
 
 def candidate_table(sources: Mapping[str, Source], ctx, scorers=None, sweep=None,
                     progress: Progress | None = None) -> pd.DataFrame:
-    """One row per candidate: ``COLUMNS`` and, with ``scorers``, the measured columns."""
+    """One row per candidate: ``COLUMNS`` and, with ``scorers``, the measured columns.
+
+    The paper's candidates take their measured figures from their draws (``draws_columns``:
+    each draw scored once, step by step); any other candidate is one text, scored on its own
+    (``measured_row``; its mean over draws is that value, s.d. 0)."""
     words = total_words(ctx)
+    over = draws_columns(sweep, scorers) if scorers and sweep is not None else pd.DataFrame()
     rows = []
     for k, source in enumerate(sources.values()):
         if progress and k % 10 == 0:
             progress(k / max(len(sources), 1), "Measuring every candidate")
         row = source.row()
         row.update(source.utility(words))
-        if scorers:
+        if scorers and source.release_id in over.index:
+            row.update(over.loc[source.release_id].to_dict())
+        elif scorers:
             row.update(measured_row(scorers, changed_texts(ctx, source.changed())))
+            row.update(single_draw_columns(row, scorers))
         rows.append(row)
     table = pd.DataFrame(rows)
-    if not len(table):
-        return table
-    table = table.set_index("release_id", drop=False)
-    if scorers:
-        table = _with_draws(table, sweep, scorers)
-    return table
-
-
-def _with_draws(table: pd.DataFrame, sweep, scorers) -> pd.DataFrame:
-    """The measured figures over the paper's M draws; a candidate with one text (a plan) has
-    mean = its value and s.d. 0."""
-    over = draws_columns(sweep, scorers) if sweep is not None else pd.DataFrame()
-    table = table.join(over) if len(over) else table
-    single = ~table.index.isin(over.index)
-    for name in scorers:
-        for stem in OVER_DRAWS:
-            mean, sd = f"{stem}_mean.{name}", f"{stem}_sd.{name}"
-            if mean not in table:
-                table[mean], table[sd] = np.nan, np.nan
-            table.loc[single, mean] = table.loc[single, f"{stem}.{name}"]
-            table.loc[single, sd] = 0.0
-    return table
+    return table.set_index("release_id", drop=False) if len(table) else table
 
 
 def paper_sources(sweep: Sweep, population: float) -> dict[str, PaperRound]:
