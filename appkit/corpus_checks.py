@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from neswap_core.analysis import check_swap_entities
-from neswap_core.errors import NeswapError
+from neswap_core import NeswapError
+from neswap_core.generate.releases import check_swap_entities
 from neswap_core.text.duplicates import cluster_count_advice, duplicates_message
 from neswap_core.text.loading import check_swappable
 

@@ -28,15 +28,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from neswap_core.analysis import (
-    candidates_for_config,
-    fit_mixture,
-    release_inputs,
-    sweep_for_config,
-)
+from neswap_core import Candidates, Chunk, Corpus, build_candidates
 from neswap_core.config import DEFAULT_EMBEDDING_MODEL, DEFAULT_SPACY_MODEL, RunConfig
-from neswap_core.corpus import Chunk, Corpus
-from neswap_core.generate.releases import ReleaseContext, Sweep
+from neswap_core.generate.context import fit_mixture, release_inputs
+from neswap_core.generate.releases import ReleaseContext, Sweep, sweep_for_config
 from neswap_core.prepare.pipeline import (
     CleanCorpus,
     chunks_at,
@@ -60,7 +55,7 @@ def digest(value: Any) -> str:
 # --- models ---------------------------------------------------------------------------------------
 @st.cache_resource(show_spinner=False)  # announced by Stage.load's progress display
 def embedder():
-    from neswap_core.models.embedding import Embedder
+    from neswap_core import Embedder
 
     return Embedder(DEFAULT_EMBEDDING_MODEL, CACHE_DIR)
 
@@ -265,9 +260,19 @@ def sweep(key: str, _chunks: list[Chunk], _x: np.ndarray, _mixture, _config: Run
     return _SWEEPS.get(key, make)
 
 
-def candidates(key: str, _sweep: Sweep, _config: RunConfig, _scorer=None, _progress: Callable | None = None):
-    """Every candidate of the config, paper's and plans' (analysis.candidates_for_config, as the CLI)."""
-    return _CANDIDATES.get(key, lambda: candidates_for_config(_sweep, _config, _scorer, _progress))
+def candidates(key: str, _sweep: Sweep, _config: RunConfig, _progress: Callable | None = None
+               ) -> Candidates:
+    """Every candidate of the config, the paper's and the plans' (``build_candidates``, as the
+    CLI), without the attackers' columns (``measured`` adds them for the export)."""
+    return _CANDIDATES.get(key, lambda: build_candidates(_sweep, _config, progress=_progress))
+
+
+def measured(key: str, _candidates: Candidates, _config: RunConfig, _scorers: dict,
+             _progress: Callable | None = None) -> Candidates:
+    """The same candidates with every attacker's measured columns (the plans are not applied
+    again): the table the CLI writes to key/candidates.csv."""
+    return _CANDIDATES.get(key, lambda: build_candidates(
+        _candidates.sweep, _config, _scorers, plans=_candidates.plans, progress=_progress))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -316,17 +321,17 @@ class Stage:
         return clean(self.source, self.protect, self.corpus(), progress)
 
     def chunked(self, progress: Callable | None = None):
-        return distances(self.source, self.protect, self.config.buffer, self.clean(), progress)
+        return distances(self.source, self.protect, self.config.prepare.buffer, self.clean(), progress)
 
     @property
     def chunks_key(self) -> str:
-        return digest([self.source, self.protect, self.settings["threshold"], self.config.label_map])
+        return digest([self.source, self.protect, self.settings["threshold"], self.config.prepare.label_map])
 
     def raw_chunks(self, progress: Callable | None = None) -> list[Chunk]:
         """Chunks with NER entities, before the analyst's corrections."""
         cfg = self.config
         return tagged_chunks(self.source, self.protect, float(self.settings["threshold"]),
-                             digest(cfg.label_map), self.clean(), self.chunked(), cfg.label_map,
+                             digest(cfg.prepare.label_map), self.clean(), self.chunked(), cfg.prepare.label_map,
                              progress)
 
     def corrections(self) -> list:
@@ -387,8 +392,8 @@ class Stage:
     def plans_key(self) -> str:
         """The sweep's key plus every plan setting (SPEC §10) and N."""
         cfg = self.config
-        plan = {k: v for k, v in cfg.to_dict().items() if k.startswith("plan_")}
-        return digest([self.sweep_key, plan, cfg.population])
+        plan = cfg.to_dict()["plans"]
+        return digest([self.sweep_key, plan, cfg.sweep.population])
 
     @property
     def review_key(self) -> str:
@@ -399,9 +404,10 @@ class Stage:
         """
         return f"content/{self.roles_key}"
 
-    def candidates(self, progress: Callable | None = None):
-        """(table of every candidate, PlanCandidates or None) for the current settings."""
-        return candidates(self.plans_key, self.sweep(), self.config, None, progress)
+    def candidates(self, progress: Callable | None = None) -> Candidates:
+        """Every candidate of the current settings (``Candidates``: the table, and the applied
+        plans in ``.plans`` when plans are on)."""
+        return candidates(self.plans_key, self.sweep(), self.config, progress)
 
     def table(self, population: float | None = None) -> pd.DataFrame:
         n = float(population if population is not None else self.settings["population"])
@@ -415,8 +421,8 @@ class Stage:
         """Offset c of the default line, until the analyst moves it: ``frontier.default_offset``
         (always reached: half of the largest risk reduction), stored so that every page, tab
         and run.toml use the same c from the first time any page asks for it."""
+        from neswap_core import NeswapError
         from neswap_core.choose.frontier import default_offset
-        from neswap_core.errors import NeswapError
 
         from .state import DEFAULT_SETTINGS
         from .widgets import progress_display

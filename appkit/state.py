@@ -7,37 +7,22 @@ the same corpus choice, roles, corrections, fits and decisions.
 from __future__ import annotations
 
 import os
-from dataclasses import asdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
-from neswap_core.config import RunConfig
+from neswap_core import RunConfig
 from neswap_core.workspace.store import Workspace, WorkspaceError, default_workspace_folder
 
-#: Settings keys the app stores, with their defaults (RunConfig is the source of the values).
-_DEFAULTS = RunConfig()
-DEFAULT_SETTINGS: dict[str, Any] = {
-    "corpus_source": "sample",  # "sample" or "upload:<sha>"
-    "protect": _DEFAULTS.protect,
-    "threshold": _DEFAULTS.threshold,
-    "roles": dict(_DEFAULTS.roles),
-    "family": _DEFAULTS.family,
-    "n_components": _DEFAULTS.n_components,
-    "min_weight": _DEFAULTS.min_weight,
-    "mixture_seed": _DEFAULTS.mixture_seed,
-    "n_init": _DEFAULTS.n_init,
-    "max_iter": _DEFAULTS.max_iter,
-    "combination_size": _DEFAULTS.combination_size,
-    "max_swaps": _DEFAULTS.max_swaps,
-    "draws": _DEFAULTS.draws,
-    "require": _DEFAULTS.require,
-    "seed": _DEFAULTS.seed,
-    "population": _DEFAULTS.population,
-    "trade_off_a": _DEFAULTS.trade_off_a,
-    "trade_off_c": _DEFAULTS.trade_off_c,
-}
+#: The app's own state beside the run settings (never in run.toml), with its defaults: which
+#: corpus is loaded ("sample" or "upload:<sha>") and the release the analyst picked.
+APP_DEFAULTS: dict[str, Any] = {"corpus_source": "sample", "chosen_release": None}
+#: Every run setting's default comes from RunConfig (config/settings.py), the one place for it.
+DEFAULT_SETTINGS: dict[str, Any] = {**RunConfig().settings(), **APP_DEFAULTS}
+#: Run settings the app never stores: where the corpus and the outputs are (run.toml's).
+NOT_STORED = ("corpus", "out")
 
 
 def workspace_folder() -> Path:
@@ -64,35 +49,53 @@ def corpus_fingerprint(values: dict[str, Any]) -> str:
     return f"{values['corpus_source']}|{values['protect']}"
 
 
-def settings(ws: Workspace) -> dict[str, Any]:
-    """All settings with defaults filled in (one read per script run).
+def settings(ws: Workspace) -> Settings:
+    """The settings of this script run (one read of the workspace): a validated ``RunConfig``
+    and the app's own state (``Settings``).
 
     ``chosen_release`` is the release pinned *for this corpus*: a release pinned on another
     corpus (or another protected column) reads as None, so a new upload never inherits it.
     """
-    stored = ws.settings()
-    out = Settings({**DEFAULT_SETTINGS, **stored})
-    out["roles"] = {**DEFAULT_SETTINGS["roles"], **stored.get("roles", {})}
+    stored = dict(ws.settings())
+    if stored.get("roles") is not None:
+        stored["roles"] = {**DEFAULT_SETTINGS["roles"], **stored["roles"]}
+    out = Settings(stored)
     if stored.get(PINNED_FOR) != corpus_fingerprint(out):
-        out["chosen_release"] = None
-    if "trade_off_c" not in stored:
-        del out["trade_off_c"]  # resolved on first use: see Settings
+        out.state["chosen_release"] = None
     return out
 
 
-class Settings(dict):
-    """The settings of one script run. Until the analyst sets the trade-off line, reading
-    ``trade_off_c`` asks ``resolve`` (the Stage's default offset, computed from the releases
-    and then stored), so the first run of every page already uses the default line."""
+class Settings(Mapping):
+    """The app's settings: ``config``, a ``RunConfig`` built (and validated) from the stored
+    values, read by name (``settings["n_components"]``), and ``state``, the app's own keys.
+
+    Until the analyst sets the trade-off line, reading ``trade_off_c`` asks ``resolve`` (the
+    Stage's default offset, computed from the releases and then stored), so the first run of
+    every page already uses the default line."""
 
     resolve = None
 
-    def __missing__(self, key: str) -> Any:
-        if key == "trade_off_c":
-            value = self.resolve() if self.resolve is not None else DEFAULT_SETTINGS[key]
-            self[key] = value
-            return value
-        raise KeyError(key)
+    def __init__(self, stored: Mapping[str, Any]) -> None:
+        names = set(RunConfig().settings()) - set(NOT_STORED)
+        self.config = RunConfig.of(**{k: v for k, v in stored.items() if k in names})
+        self.state = {**APP_DEFAULTS, **{k: v for k, v in stored.items() if k not in names}}
+        self.line_set = "trade_off_c" in stored
+        self._values = self.config.settings()
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "trade_off_c" and not self.line_set:
+            value = self.resolve() if self.resolve is not None else self._values[key]
+            self.config = self.config.replace(trade_off_c=float(value))
+            self._values, self.line_set = self.config.settings(), True
+        if key in self._values and key not in NOT_STORED:
+            return self._values[key]
+        return self.state[key]
+
+    def __iter__(self):
+        return iter([*(k for k in self._values if k not in NOT_STORED), *self.state])
+
+    def __len__(self) -> int:
+        return len(self._values) - len(NOT_STORED) + len(self.state)
 
 
 #: Setting that records which corpus the pinned release belongs to.
@@ -100,21 +103,22 @@ PINNED_FOR = "chosen_release_corpus"
 
 
 def run_config(
-    values: dict[str, Any], corpus: str = "data/sample", corrections: list | None = None,
+    values: Mapping[str, Any], corpus: str = "data/sample", corrections: list | None = None,
     **pinned: Any,
 ) -> RunConfig:
-    """The RunConfig equivalent to the app's settings (what the Export page writes as run.toml),
-    with the analyst's entity corrections (``EntityCorrection`` objects) in order and, in
-    ``pinned``, the review and the chosen release (``decisions``, ``release``, ``release_plan``,
-    ``release_stage``: views_export.Export.run_config)."""
+    """The RunConfig of the app's settings (what the Export page writes as run.toml), with the
+    analyst's entity corrections (``EntityCorrection`` objects) in order and, in ``pinned``, the
+    review and the chosen release (``decisions``, ``release``, ``release_plan``,
+    ``release_stage``: views_export.export_config)."""
     from neswap_core.text.entities import correction_to_dict
 
-    fields = set(asdict(RunConfig()))
-    kwargs = {k: v for k, v in values.items() if k in fields}
+    config = values.config if isinstance(values, Settings) else RunConfig.of(
+        **{k: v for k, v in values.items() if k in DEFAULT_SETTINGS and k not in APP_DEFAULTS})
+    changes: dict[str, Any] = {"corpus": corpus}
     if corrections:
-        kwargs["corrections"] = [correction_to_dict(c) for c in corrections]
-    kwargs.update({k: v for k, v in pinned.items() if k in fields})
-    return RunConfig(corpus=corpus, **kwargs)
+        changes["corrections"] = [correction_to_dict(c) for c in corrections]
+    changes.update(pinned)
+    return config.replace(**changes)
 
 
 def current():
@@ -136,6 +140,9 @@ def save_settings(ws: Workspace, undo: bool = True, **values: Any) -> None:
     stored = ws.settings()
     merged = {**DEFAULT_SETTINGS, **stored}
     changed = {k: v for k, v in values.items() if merged.get(k, DEFAULT_SETTINGS.get(k)) != v}
+    names = set(DEFAULT_SETTINGS) - set(APP_DEFAULTS)
+    RunConfig.of(**{k: v for k, v in {**merged, **changed}.items()  # refuse a bad value here
+                    if k in names and k not in NOT_STORED})
     if "chosen_release" in values:
         target = corpus_fingerprint({**merged, **values})
         if stored.get(PINNED_FOR) != target:

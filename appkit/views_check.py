@@ -23,9 +23,6 @@ from neswap_core.measure.audit import RenyiAudit, audit_comparison, released_emb
 from .pipeline import digest, embedder
 from .widgets import fmt_number
 
-#: Bootstrap resamples and permutations of the app's audit (SPEC §9: at least 25).
-AUDIT_RESAMPLES = 25
-
 
 # --- the release's changed chunks ---------------------------------------------------------------------
 def changed_chunks(release) -> dict[int, str]:
@@ -53,24 +50,25 @@ class AuditPair:
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _audit(key: str, resamples: int, _x: np.ndarray, _groups: list[str],
+def _audit(key: str, _x: np.ndarray, _groups: list[str],
            _progress: Callable | None = None) -> RenyiAudit:
-    return RenyiAudit(n_bootstrap=resamples, n_permutations=resamples,
-                      random_state=0).fit(_x, _groups, progress=_progress)
+    """The core's audit with its own settings (``measure.audit``: resamples, permutations,
+    seed), so this page and key/audit.json show the same figures."""
+    return RenyiAudit().fit(_x, _groups, progress=_progress)
 
 
-def audit_pair(stage, changed: dict[int, str], progress: Callable[[str], Callable] | None = None,
-               resamples: int = AUDIT_RESAMPLES) -> AuditPair:
+def audit_pair(stage, changed: dict[int, str], progress: Callable[[str], Callable] | None = None
+               ) -> AuditPair:
     """The audits of the pre-swap data and of the release (cached by pre-swap data and changes)."""
     chunks, x = stage.pre_swap()
     groups = [c.doc_id for c in chunks]
-    before = _audit(digest([stage.roles_key, "before"]), resamples, x, groups,
+    before = _audit(digest([stage.roles_key, "before"]), x, groups,
                     progress("Audit before the release") if progress else None)
     if not changed:
         return AuditPair(before, before)
     key = digest([stage.roles_key, changes_key(changed)])
     x_after = released_embeddings(x, changed, embedder().encode)
-    after = _audit(key, resamples, x_after, groups,
+    after = _audit(key, x_after, groups,
                    progress("Audit after the release") if progress else None)
     return AuditPair(before, after)
 
@@ -215,7 +213,7 @@ def forget_reading(stage) -> None:
 
 @st.cache_resource(show_spinner="Training the attacker (once per corpus and roles)…", max_entries=4)
 def _scorer(key: str, kind: str, _chunks, _reading, _corpus):
-    from neswap_core.choose.attack_columns import build_scorers
+    from neswap_core import build_scorers
 
     if kind == READING:
         from neswap_core.measure.reading import reading_attacker
@@ -242,12 +240,17 @@ class Attack:
         return "An outside reader" if self.kind == READING else "The in-corpus attacker (stronger than an outside reader)"
 
 
+def reading_of(stage):
+    """(the attacker reading of this corpus or None, its content key)."""
+    payload = uploaded_reading(stage)
+    reading_key = "" if payload is None else hashlib.sha256(payload).hexdigest()[:16]
+    return _reading(stage.source, stage.protect, reading_key, payload), reading_key
+
+
 def attack(stage) -> Attack:
     """The reading attacker when the corpus has a reading, else the in-corpus attacker (cached)."""
     chunks, _ = stage.pre_swap()
-    payload = uploaded_reading(stage)
-    reading_key = "" if payload is None else hashlib.sha256(payload).hexdigest()[:16]
-    reading = _reading(stage.source, stage.protect, reading_key, payload)
+    reading, reading_key = reading_of(stage)
     kind = READING if reading is not None else IN_CORPUS
     key = digest([stage.roles_key, kind, reading_key])
     return Attack(_scorer(key, kind, chunks, reading, stage.corpus()), kind, key)
@@ -341,9 +344,11 @@ def document_evidence(att: Attack, changed: dict[int, str], chunk_ids: list[str]
 # --- the frontier's measured axes -------------------------------------------------------------------------
 @st.cache_data(show_spinner="Measuring the attacker's accuracy on every candidate release…", max_entries=16)
 def _measured_columns(key: str, kind: str, _sweep, _table, _scorer) -> pd.DataFrame:
-    from neswap_core.choose.attack_columns import attack_columns
+    from neswap_core.choose.attack_columns import draws_columns
 
-    return attack_columns(_sweep, {kind: _scorer})[["chunk_accuracy", "document_accuracy"]]
+    columns = draws_columns(_sweep, {kind: _scorer})
+    return columns[[f"chunk_accuracy_mean.{kind}", f"document_accuracy_mean.{kind}"]].set_axis(
+        ["chunk_accuracy", "document_accuracy"], axis=1)
 
 
 def measured_table(stage, att: Attack, table: pd.DataFrame) -> pd.DataFrame:

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
+from neswap_core import Chunk
 from neswap_core.config import CATEGORIES
-from neswap_core.corpus import Chunk
 from neswap_core.workspace.store import Workspace
 
 from .views_prep import chunk_label

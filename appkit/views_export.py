@@ -1,40 +1,40 @@
-"""View helpers of the Export page: the released bundle of the reviewed release (SPEC §11).
+"""View helpers of the Export page: the chosen release written by the core's one writer (SPEC §11).
 
-The chosen release is a paper release (J @ t) or a plan release (several rounds, terms,
-redaction; SPEC §10); either way its released chunks come from ``neswap_core.choose.chosen``
-and its bundle from ``neswap_core.publish.bundle.build_bundle``, the functions the CLI's
-``release`` command calls with the exported run.toml. This module gathers the app's key/ files
-(swap log or plan changes with review notes, decisions, tables, report, run.toml, entity
-corrections) and keeps the analyst's accepted leak-scan hits in the workspace.
+The page's release — the one pinned on **4 · Swaps** (a plan by its plan and stage) or picked on
+the frontier — and the analyst's review decisions become a ``RunConfig`` (the run.toml the page
+offers); ``run_release.finish_release`` turns it, with the stage's cached candidates, into the
+same ``ReleaseResult`` the CLI computes from that run.toml, and ``publish.writer`` makes the
+``released/`` and ``key/`` files from it. So the app's downloads and the CLI's folders are the
+same files. This module keeps the analyst's accepted leak-scan hits in the workspace.
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
 
-from neswap_core.choose.candidates import describe_candidate
-from neswap_core.choose.chosen import (
-    ChosenRelease,
-    decision_rows,
-    find_plan_release,
-    paper_release,
-    plan_identity,
-    plan_release,
-    rejected_keys,
+from neswap_core import (
+    Corpus,
+    ReleaseResult,
+    build_scorers,
+    finish_release,
+    key_files,
+    release_bundle,
+    report_html,
 )
-from neswap_core.choose.frontier import describe_release
+from neswap_core.choose.chosen import find_plan_release
+from neswap_core.choose.review import decision_rows
+from neswap_core.choose.sources import PlanStage
 from neswap_core.config import IDENTIFYING_COLUMNS, RunConfig
-from neswap_core.corpus import Corpus
-from neswap_core.publish.bundle import Bundle, build_bundle
+from neswap_core.publish.bundle import Bundle
 from neswap_core.publish.leaks import LeakHit
 
 from . import views_release as vr
-from .pipeline import digest
+from .pipeline import digest, measured
 
 ACCEPTED_SETTING = "accepted_leaks"
 #: Setting of a pinned plan release: {"release_id", "plan", "stage_index"} (its identity).
@@ -63,92 +63,7 @@ def hits_frame(hits: Sequence[LeakHit]) -> pd.DataFrame:
                           "context": h.context} for h in hits])
 
 
-# --- the release to export --------------------------------------------------------------------------
-@dataclass
-class Export:
-    """The chosen release as the Export page writes it: released chunks, review, identity."""
-
-    release_id: str
-    source: str  # "paper" or "plan"
-    sentence: str  # what it is, in words
-    chosen: ChosenRelease
-    decisions: dict[str, tuple[str, str]]  # the review decisions that determine it
-    review: pd.DataFrame  # key/decisions.csv
-    log_name: str  # "swap_log.csv" or "changes.csv"
-    log: pd.DataFrame
-    identity: dict = field(default_factory=dict)  # run.toml's release, release_plan, release_stage
-    facts: dict = field(default_factory=dict)  # measures as generated and after review, seeds
-    sweep: object = None  # the sweep (its ctx holds the pre-swap chunks)
-    cache_key: str = ""
-
-    def released_chunks(self) -> list:
-        return list(self.chosen.chunks)
-
-    @property
-    def n_rejected(self) -> int:
-        return self.chosen.rejected
-
-    def review_sentence(self) -> str:
-        c = self.chosen
-        if self.source == "paper":
-            return f"{c.generated - c.rejected} of {c.generated} pairs kept ({c.rejected} rejected)"
-        text = f"{c.generated} changes as generated ({c.rejected} rejected)"
-        if c.rejected:  # the plan is replayed without them: later draws can differ
-            text += f"; replayed without them, the plan makes {len(c.changes)} changes"
-        return text
-
-    def run_config(self, settings: dict, corpus: str, corrections: list) -> RunConfig:
-        """run.toml: the settings, corrections, decisions and this release's identity."""
-        from .state import run_config
-
-        return run_config(settings, corpus=corpus, corrections=corrections,
-                          decisions=decision_rows(self.decisions), **self.identity)
-
-
-def paper_export(release: vr.ReviewedRelease, stage) -> Export:
-    """The Export of a paper release under review (``views_release.ReviewedRelease``)."""
-    chosen = paper_release(release.sweep, release.row, rejected_keys(decision_rows(release.decisions)))
-    du0, dr0 = release.as_generated()
-    du1, dr1 = release.after_review()
-    facts = {"released draw seed (seed, combination, draw)": ", ".join(map(str, release.draw.seed)),
-             "DU and DR as generated": f"{du0:.5f} and {dr0:.4f}",
-             "DU and DR after your review": f"{du1:.5f} and {dr1:.4f}"}
-    return Export(
-        release_id=str(release.row["release_id"]), source="paper",
-        sentence=describe_release(release.row), chosen=chosen, decisions=dict(release.decisions),
-        review=vr.review_frame(release), log_name="swap_log.csv", log=vr.swap_log_frame(release),
-        identity={"release": str(release.row["release_id"])}, sweep=release.sweep, facts=facts,
-        cache_key=digest([release.key, sorted(release.decisions.items())]),
-    )
-
-
-def plan_export(plans, release_id: str, stage) -> Export:
-    """The Export of a plan candidate with the content-keyed decisions of the workspace."""
-    from .views_plans import ReviewedPlan, review_frame
-
-    decisions = stage.workspace.decisions(stage.review_key)
-    review = ReviewedPlan(plans, release_id, decisions)
-    chosen = plan_release(plans, release_id, review.rejected)
-    frame = review_frame(review)
-    plan, index = plan_identity(plans, release_id)
-    row = plans.table.loc[release_id]
-    after = review.measures_after
-    facts = {"plan": row["description"],
-             "DU and DR as generated": f"{row['du']:.5f} and {row['dr']:.4f}",
-             "DU and DR after your review": f"{after['du']:.5f} and {after['dr']:.4f}",
-             "words unchanged after your review": f"{100 * after['words_unchanged']:.1f} %",
-             "passages changed after your review": f"{100 * after['chunks_changed']:.1f} %",
-             "seed": str(stage.settings.get("seed", 0))}
-    return Export(
-        release_id=release_id, source="plan", sentence=describe_candidate(row), chosen=chosen,
-        decisions=dict(decisions), review=frame, log_name="changes.csv",
-        log=pd.DataFrame([c.to_dict() for c in chosen.changes]),
-        identity={"release": release_id, "release_plan": plan, "release_stage": index},
-        sweep=stage.sweep(), facts=facts,
-        cache_key=digest([stage.plans_key, plan, index, sorted(decisions.items())]),
-    )
-
-
+# --- pinning a plan release ------------------------------------------------------------------------
 def pinned_plan(stage, plans) -> str | None:
     """The plan release the analyst pinned, found by its plan and stage (None if none or gone)."""
     pinned = stage.settings.get(PLAN_SETTING) or {}
@@ -161,87 +76,137 @@ def pin_plan(ws, plans, release_id: str) -> None:
     """Pin a plan candidate for export: its id for the pages, its plan and stage as identity."""
     from .state import save_settings
 
-    plan, index = plan_identity(plans, release_id)
+    identity = PlanStage(plans, release_id).identity()
     save_settings(ws, chosen_release=release_id,
-                  **{PLAN_SETTING: {"release_id": release_id, "plan": plan, "stage_index": index}})
+                  **{PLAN_SETTING: {"release_id": release_id, "plan": identity["release_plan"],
+                                    "stage_index": identity["release_stage"]}})
 
 
-# --- key/ files and the bundle ------------------------------------------------------------------------
-def key_files(export: Export, stage, table: pd.DataFrame, pitman: pd.DataFrame,
-              report_html: str, config_toml: str, candidates: pd.DataFrame | None = None) -> dict[str, bytes]:
-    """The app's key/ files besides those build_bundle adds (pseudonyms, chunks, leaks, TAB)."""
-    corrections = [dict(c) for c in stage.workspace.corrections()]
-    files = {
-        export.log_name: export.log.to_csv(index=False).encode(),
-        "decisions.csv": export.review.to_csv(index=False).encode(),
-        "releases.csv": table.to_csv(index=False).encode(),
-        "pitman.csv": pitman.to_csv(index=False).encode(),
-        "report.html": report_html.encode(),
-        "config.toml": config_toml.encode(),
-        "corrections.json": (json.dumps(corrections, indent=2, default=str) + "\n").encode(),
-    }
-    if candidates is not None:
-        files["candidates.csv"] = candidates.to_csv(index=False).encode()
-    return files
+# --- the release to export ----------------------------------------------------------------------------
+def corpus_label(stage) -> str:
+    """run.toml's corpus: the sample's path, or a placeholder for uploaded files."""
+    return "data/sample" if stage.source == "sample" else "PATH/TO/YOUR/FILES"
 
 
-def release_bundle(export, stage, settings: dict) -> Bundle:
-    """The bundle of the release to export (no key/ extras: add them with ``with_key_files``).
+def export_config(stage, release_id: str, plans) -> RunConfig:
+    """run.toml of the release ``release_id``: the settings, corrections, the review decisions
+    that concern it and its identity (a plan by its plan and stage, ``PlanStage.identity``)."""
+    from .state import run_config
 
-    ``export``: an ``Export`` (or a ``views_release.ReviewedRelease``, made one). Cached on the
-    release, its decisions and the bundle settings: the leak scan and the TAB diff run once per
-    change, not on every rerun of the page.
-    """
-    if isinstance(export, vr.ReviewedRelease):
-        export = paper_export(export, stage)
-    options = (int(settings.get("bundle_seed", 0)), bool(settings.get("shuffle_chunks", False)),
-               tuple(settings.get("publishable_columns", [])))
-    key = digest([export.cache_key, options])
-    return _bundle(key, export, stage, options)
+    ws, s = stage.workspace, stage.settings
+    if plans is not None and release_id in plans.table.index:
+        identity = PlanStage(plans, release_id).identity()
+        decisions = ws.decisions(stage.review_key)
+    else:
+        population = float(s["population"])
+        release = vr.reviewed_release(stage.sweep(), stage.sweep_key, stage.table(population),
+                                      release_id, ws.decisions, population)  # fmt: skip
+        identity, decisions = {"release": release_id}, release.decisions
+    return run_config(s, corpus=corpus_label(stage), corrections=stage.corrections(),
+                      decisions=decision_rows(decisions), **identity)
+
+
+@st.cache_resource(show_spinner="Training the attackers (once per corpus and roles)…", max_entries=4)
+def _scorers(key: str, _chunks, _pre_swap, _reading, _corpus, seed: int) -> dict:
+    """The CLI's attackers: the reading one (on the corpus's reading) and the in-corpus one."""
+    from neswap_core.measure.reading import reading_attacker
+
+    reading = reading_attacker(_reading, _chunks, _corpus) if _reading is not None else None
+    return build_scorers(_pre_swap, reading, in_corpus=True, random_state=seed)
+
+
+def scorers(stage, seed: int) -> dict:
+    """Every attacker the CLI's ``release`` trains for this corpus (cached)."""
+    from . import views_check as vc
+
+    reading, reading_key = vc.reading_of(stage)
+    pre_swap, _ = stage.pre_swap()
+    key = digest([stage.roles_key, reading_key, seed])
+    return _scorers(key, stage.chunks(), pre_swap, reading, stage.corpus(), int(seed))
+
+
+@dataclass
+class Export:
+    """The release the Export page writes: its run.toml and the core's result for it."""
+
+    config: RunConfig
+    result: ReleaseResult
+    cache_key: str
+
+    @property
+    def release_id(self) -> str:
+        return str(self.result.choice.release_id)
+
+    @property
+    def pinned_plan(self) -> bool:
+        return bool(self.config.review.release_plan)
+
+    def review_sentence(self) -> str:
+        return self.result.release.review_sentence()
+
+    def with_bundle_options(self, **options) -> Export:
+        """The same release with other bundle settings (``publishable_columns``,
+        ``shuffle_chunks``): they change how released/ is laid out, not what is released."""
+        if all(self.config.settings()[k] == v for k, v in options.items()):
+            return self
+        config = self.config.replace(**options)
+        result = dataclasses.replace(self.result, config=config, attack=None, audit=None)
+        return Export(config, result, digest([self.cache_key, options]))
+
+
+def export_for(stage, release_id: str, plans, progress=None) -> Export:
+    """The ``Export`` of ``release_id`` (see the module docstring); measured with the CLI's
+    attackers, every candidate of the settings (cached per settings and attackers)."""
+    config = export_config(stage, release_id, plans)
+    attackers = scorers(stage, config.sweep.seed)
+    candidates = stage.candidates(progress)
+    key = digest([stage.plans_key, stage.roles_key, sorted(attackers), "measured"])
+    table = measured(key, candidates, config, attackers, progress)
+    result = finish_release(config, stage.corpus(), stage.clean().corpus, table, attackers)
+    cache_key = digest([key, config.to_dict()])
+    return Export(config, result, cache_key)
+
+
+def release_bundle_of(export: Export) -> Bundle:
+    """The bundle of the release to export (released/ and the key tables; the other key/ files
+    are made on download). Cached on the release, its decisions and the bundle settings: the
+    leak scan and the TAB diff run once per change, not on every rerun of the page."""
+    return _bundle(export.cache_key, export)
 
 
 @st.cache_resource(show_spinner="Scanning the release for leaks…", max_entries=8)
-def _bundle(key: str, _export: Export, _stage, options: tuple) -> Bundle:
-    seed, shuffle, columns = options
-    return build_bundle(_stage.corpus(), _stage.clean().corpus, _export.released_chunks(),
-                        seed=seed, shuffle_chunks=shuffle, publishable_columns=list(columns))
+def _bundle(key: str, _export: Export) -> Bundle:
+    return release_bundle(_export.result, with_key_files=False)
 
 
-# --- the HTML report ------------------------------------------------------------------------------------
-def report_html(export: Export, config: RunConfig, table: pd.DataFrame, pitman: pd.DataFrame,
-                figure, choice_message: str = "", protection: tuple[dict, dict] | None = None,
-                candidates: pd.DataFrame | None = None) -> str:
-    """The release report: the release and its review in sentences, before/after examples,
-    corrections, decisions, measured protection (``views_check.protection_report``), the
-    frontier and tables with plain labels, the settings of run.toml (publish/export.py)."""
-    from neswap_core.choose.frontier import frontier_mask
-    from neswap_core.publish.export import before_after_examples, html_report
-    from neswap_core.publish.report_parts import log_table, report_columns
 
-    facts = {"release": export.sentence, "your review": export.review_sentence(), **export.facts}
-    if choice_message:
-        facts["trade-off line"] = choice_message
-    if protection is not None:
-        facts.update(protection[0])
-    front = table[frontier_mask(table["du"].to_numpy(float), table["dr"].to_numpy(float))]
-    title, log = log_table(export.log, export.log_name)
-    tables = {**(protection[1] if protection is not None else {}), title: log,
-              "Frontier releases": report_columns(front, "releases"),
-              "Pitman estimates per combination (the paper's Table 1)": pitman}
-    if candidates is not None and len(candidates):
-        tables["Plan candidates"] = report_columns(candidates[candidates["source"] == "plan"],
-                                                   "releases")
-    tables["All paper releases (every column in key/releases.csv)"] = report_columns(table,
-                                                                                     "releases")
-    chart = "<h2>Risk–utility frontier</h2>" + figure.to_html(
+# --- key/ and the report ---------------------------------------------------------------------------
+def _measured_protection(export: Export, stage) -> None:
+    """The audit of the release from the Check page's cache (the same computation as the core's
+    ``release_audit``), so downloading key/ after checking the release does not audit it again."""
+    from neswap_core.publish.protection import audit_summary
+
+    from . import views_check as vc
+
+    if export.result.audit is None:
+        pair = vc.audit_pair(stage, export.result.changed())
+        export.result.audit = audit_summary(pair.before, pair.after)
+
+
+def chart_html(figure) -> str:
+    """The frontier chart as a report section (a fixed id: the same release gives the same file)."""
+    return "<h2>Risk–utility frontier</h2>" + figure.to_html(
         include_plotlyjs=True, full_html=False, default_width="100%", config={"responsive": True},
-        div_id="neswap-frontier")  # a fixed id: the same release gives the same report
-    chosen = f"{export.sentence}; after your review {export.review_sentence()}"
-    base = export.sweep.ctx.chunks
-    review = export.review
-    decided = review[~review["decision"].astype(str).str.startswith("not reviewed")] if len(review) else review
-    facts["changes you did not review"] = (f"{len(review) - len(decided)}: kept in the release "
-                                           "(every change is listed in key/decisions.csv)")
-    return html_report("neswap release report", chosen, facts, tables, [chart],
-                       settings=config.to_dict(), corrections=config.corrections,
-                       decisions=decided, examples=before_after_examples(base, export.chosen.chunks))
+        div_id="neswap-frontier")
+
+
+def report_with_chart(export: Export, stage, figure) -> str:
+    """key/report.html (the core's report) with the frontier chart."""
+    _measured_protection(export, stage)
+    return report_html(export.result, [chart_html(figure)])
+
+
+def key_files_of(export: Export, stage, figure) -> dict[str, bytes]:
+    """Every key/ file besides the bundle's (``publish.writer.key_files``), the report with its chart."""
+    _measured_protection(export, stage)
+    return key_files(export.result, [chart_html(figure)])

@@ -307,11 +307,11 @@ def _grid_run(key: str, populations: tuple[float, ...], _chunks, _x, _config, _p
 
     rows, sweeps = hyperparameter_grid(
         _chunks, _x, embedder().encode, _config.swap_categories, populations=populations,
-        mixture_seed=_config.mixture_seed, n_init=_config.n_init, progress=_progress,
-        combination_size=_config.combination_size, max_swaps=_config.max_swaps,
-        draws=_config.draws, require=_config.require,
-        suppress_leftovers=_config.suppress_leftovers, seed=_config.seed,
-        population=_config.population)
+        mixture_seed=_config.mixture.mixture_seed, n_init=_config.mixture.n_init, progress=_progress,
+        combination_size=_config.sweep.combination_size, max_swaps=_config.sweep.max_swaps,
+        draws=_config.sweep.draws, require=_config.sweep.require,
+        suppress_leftovers=_config.sweep.suppress_leftovers, seed=_config.sweep.seed,
+        population=_config.sweep.population)
     return grid_tables(rows, sweeps, populations)
 
 

@@ -14,9 +14,9 @@ from functools import cached_property
 
 import pandas as pd
 
-from neswap_core.choose.candidates import PlanCandidates
+from neswap_core import Chunk
+from neswap_core.choose.plan_grid import PlanCandidates
 from neswap_core.config import MASK_PLACEHOLDER
-from neswap_core.corpus import Chunk
 from neswap_core.generate.plan_engine import PlanResult, PlanStage
 from neswap_core.generate.plans import Change
 
@@ -134,15 +134,6 @@ def after_label(review: ReviewedPlan, change: Change) -> str:
     if review.in_release(change):
         return "AFTER · as released"
     return "AFTER · rejected: not in the release (the text keeps the original)"
-
-
-def review_frame(review: ReviewedPlan) -> pd.DataFrame:
-    return pd.DataFrame([
-        {"kind": c.kind, "round": c.round, "chunk": c.chunk_id, "partner": c.partner_chunk_id or "",
-         "before": c.before, "after": c.after, "in release": review.in_release(c),
-         "decision": review.decision(c) or "not reviewed (kept)", "note": review.note(c), "key": c.key}
-        for c in review.changes
-    ])  # fmt: skip
 
 
 def plan_label(row: pd.Series) -> str:

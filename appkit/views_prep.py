@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from neswap_core import Chunk, Corpus, CorpusError
 from neswap_core.config import (
     CATEGORIES,
     COMPANY_PLACEHOLDER,
@@ -23,8 +24,6 @@ from neswap_core.config import (
     ROLE_NAMES,
     URL_PLACEHOLDER,
 )
-from neswap_core.corpus import Chunk, Corpus
-from neswap_core.errors import CorpusError
 from neswap_core.text.loading import load_uploaded
 
 from .widgets import html_text

@@ -12,21 +12,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
-from neswap_core.choose.chosen import decision_rows, paper_release, rejected_keys
-from neswap_core.choose.chosen import pair_key as _pair_key
+from neswap_core import Chunk
 from neswap_core.choose.frontier import TradeOffChoice, choose_release
-from neswap_core.corpus import Chunk, Corpus
+from neswap_core.choose.review import pair_key as _pair_key
+from neswap_core.choose.sources import PaperRound
 from neswap_core.generate.releases import DrawResult, Sweep, evaluate_records
-from neswap_core.generate.swapping import SwapRecord, swap_log
-from neswap_core.publish.export import (
-    chunks_frame,
-    corpus_files,
-    document_texts,
-    zip_files,
-)
+from neswap_core.generate.swapping import SwapRecord
 
 from .widgets import highlight
 
@@ -120,9 +113,8 @@ class ReviewedRelease:
 
     def released_chunks(self) -> list[Chunk]:
         """Every chunk of the corpus as released: accepted pairs swapped, the rest pre-swap
-        (``choose.chosen.paper_release``, as the CLI writes it)."""
-        rejected = rejected_keys(decision_rows(self.decisions))
-        return list(paper_release(self.sweep, self.row, rejected).chunks)
+        (``choose.sources.PaperRound.review``, as the CLI writes it)."""
+        return list(PaperRound(self.sweep, self.row, self.population).review(self.decisions).chunks)
 
     def review_rows(self) -> dict[str, tuple[str, str]]:
         """pair → (decision, note) for every pair, "accept (not reviewed)" for undecided ones."""
@@ -130,16 +122,6 @@ class ReviewedRelease:
             f"{r.step}: {pair_key(r)}": (self.decision(r) or "accept (not reviewed)", self.note(r))
             for r in self.records
         }
-
-
-def review_frame(release: ReviewedRelease) -> pd.DataFrame:
-    """One row per pair of the release: step, chunks, companies, decision and note."""
-    return pd.DataFrame([
-        {"pair": r.step, "chunk a": r.chunk_a, "chunk b": r.chunk_b,
-         "protected a": r.protected_a, "protected b": r.protected_b,
-         "decision": release.decision(r) or "not reviewed (kept)", "note": release.note(r)}
-        for r in release.records
-    ])
 
 
 def reviewed_release(sweep: Sweep, sweep_key: str, table: pd.DataFrame, release_id: str,
@@ -267,41 +249,3 @@ def sweep_table_or_stop(stage, population: float, what: str, advice: str = "") -
                    "**3 · Clusters**" + (f" {advice}" if advice else "") + ".")
         st.stop()
     return sweep, table
-
-
-# --- export ---------------------------------------------------------------------------------------
-def released_texts(release: ReviewedRelease, corpus: Corpus) -> tuple[list[Chunk], dict[str, str]]:
-    chunks = release.released_chunks()
-    return chunks, document_texts(corpus, chunks)
-
-
-def corpus_zip(release: ReviewedRelease, corpus: Corpus) -> bytes:
-    """The anonymised corpus in the input's layout, zipped (same files as the CLI writes)."""
-    _, texts = released_texts(release, corpus)
-    return zip_files(corpus_files(corpus, texts))
-
-
-def chunks_table(release: ReviewedRelease, corpus: Corpus) -> pd.DataFrame:
-    chunks, _ = released_texts(release, corpus)
-    return chunks_frame(chunks, corpus)
-
-
-def swap_log_frame(release: ReviewedRelease) -> pd.DataFrame:
-    """The swap log of the accepted pairs, with the analyst's note."""
-    log = swap_log(release.accepted_records)
-    log["review"] = [release.decision(r) or "not reviewed" for r in release.accepted_records]
-    log["note"] = [release.note(r) for r in release.accepted_records]
-    return log
-
-
-def report_html(release: ReviewedRelease, settings: dict, table: pd.DataFrame, pitman: pd.DataFrame,
-                figure: go.Figure, choice_message: str = "",
-                protection: tuple[dict, dict] | None = None) -> str:
-    """The HTML report of a paper release under review (``views_export.report_html``)."""
-    from . import views_export as ve
-    from .state import run_config
-
-    export = ve.paper_export(release, None)
-    config = run_config(settings, decisions=decision_rows(release.decisions),
-                        release=str(release.row["release_id"]))
-    return ve.report_html(export, config, table, pitman, figure, choice_message, protection)

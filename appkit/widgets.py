@@ -16,9 +16,9 @@ from contextlib import contextmanager
 import numpy as np
 import streamlit as st
 
+from neswap_core import NeswapError
 from neswap_core.config import CATEGORIES, PLACEHOLDER_PATTERN
 from neswap_core.corpus import EntitySpan
-from neswap_core.errors import NeswapError
 
 #: One colour per category (colour-blind-safe palette), used by every page and chart.
 CATEGORY_COLORS: dict[str, str] = {

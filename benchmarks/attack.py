@@ -7,7 +7,8 @@ R_cand (6 combinations × up to 30 swaps), then times, as ratios to the targets 
 this 2-core machine:
 * training the reading attacker on the corpus's attacker/ folder (loading, cleaning, cutting
   into passages, TF-IDF + logistic regression) ≤ 30 s;
-* the measured accuracies of the whole candidate table (both attackers) ≤ 10 s;
+* the whole candidate table as the runner builds it (utility and both attackers' figures,
+  ``choose.candidates.build_candidates``) ≤ 10 s;
 and prints the pre-release chunk and document accuracy of both attackers (reference from the
 issue: a TF-IDF + LR attacker trained on attacker/ names 0.756 of the dev chunks, 35/35 calls).
 """
@@ -65,37 +66,36 @@ def main() -> int:
         )
         return 0
     sys.path.insert(0, str(ROOT))
-    from neswap_core.analysis import fit_mixture, release_inputs, sweep_for_config
-    from neswap_core.choose.attack_columns import IN_CORPUS, READING, attack_columns, build_scorers
+    from neswap_core.choose.attack_columns import IN_CORPUS, READING, build_scorers
+    from neswap_core.choose.candidates import build_candidates
     from neswap_core.config import RunConfig
-    from neswap_core.generate.releases import ReleaseContext
+    from neswap_core.generate.context import release_context
+    from neswap_core.generate.releases import sweep_for_config
     from neswap_core.models.embedding import Embedder
     from neswap_core.prepare.pipeline import prepare_path
     from neswap_core.publish.evaluate import fit_reading
 
-    config = RunConfig(
+    config = RunConfig.of(
         corpus=args.corpus,
         cache_dir=str(ROOT / ".neswap-cache"),
         draws=args.draws,
         require=args.require,
     )
-    embedder = Embedder(config.embedding_model, config.cache_dir)
+    embedder = Embedder(config.prepare.embedding_model, config.prepare.cache_dir)
     start = time.perf_counter()
     prepared = prepare_path(args.corpus, config, embedder=embedder)
-    pre_chunks, pre_x = release_inputs(
-        prepared.chunks, prepared.embeddings, config.roles, embedder.encode
-    )
-    ctx = ReleaseContext(pre_chunks, pre_x, fit_mixture(pre_x, config), embedder.encode)
+    ctx, _ = release_context(prepared.chunks, prepared.embeddings, embedder.encode, config)
+    pre_chunks = ctx.chunks
     sweep = sweep_for_config(ctx, config)
-    table = sweep.table(config.population)
+    table = sweep.table(config.sweep.population)
     setup_s = time.perf_counter() - start
 
     with _Timer() as train:
         reading = fit_reading(args.corpus, prepared.chunks, prepared.raw, config.protect)
     with _Timer() as build:
-        scorers = build_scorers(pre_chunks, reading, random_state=config.seed)
-    with _Timer() as measure:
-        columns = attack_columns(sweep, scorers)
+        scorers = build_scorers(pre_chunks, reading, random_state=config.sweep.seed)
+    with _Timer() as measure:  # the runner's candidate table (run_release.py, step 6)
+        columns = build_candidates(sweep, config, scorers).table
 
     n_docs = len(prepared.raw)
     print(
@@ -134,11 +134,13 @@ def main() -> int:
         f"{scorers[READING].pre_release().chunk_top1 / REFERENCE_CHUNK:.3f}; "
         f"{REFERENCE_DOCS}/{REFERENCE_DOCS} documents"
     )
-    best = columns.sort_values("chunk_accuracy").iloc[0]
+    best = columns.sort_values(f"chunk_accuracy_mean.{READING}").iloc[0]
     print(
-        f"lowest reading chunk accuracy over the candidates: {best['chunk_accuracy']:.3f} "
-        f"({best.name}); changed chunks {best['changed_accuracy_pre']:.3f} -> "
-        f"{best['changed_accuracy_post']:.3f}, McNemar p {best['mcnemar_p']:.3g}"
+        f"lowest reading chunk accuracy over the candidates: "
+        f"{best[f'chunk_accuracy_mean.{READING}']:.3f} ({best.name}); changed chunks "
+        f"{best[f'changed_accuracy_pre.{READING}']:.3f} -> "
+        f"{best[f'changed_accuracy_post.{READING}']:.3f}, McNemar p "
+        f"{best[f'mcnemar_p.{READING}']:.3g}"
     )
     return 0
 

@@ -40,7 +40,7 @@ def main() -> int:
     from neswap_core.prepare.pipeline import prepare_path
 
     start = time.perf_counter()
-    prepared = prepare_path(args.corpus, RunConfig(corpus=args.corpus, cache_dir=str(ROOT / ".neswap-cache")))
+    prepared = prepare_path(args.corpus, RunConfig.of(corpus=args.corpus, cache_dir=str(ROOT / ".neswap-cache")))
     prep_s = time.perf_counter() - start
     x, groups = prepared.embeddings, [c.doc_id for c in prepared.chunks]
 

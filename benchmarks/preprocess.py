@@ -43,7 +43,7 @@ def one_run(corpus: str, cache: str, threshold: float, backend: str, batch_docum
     from neswap_core.config import RunConfig
     from neswap_core.prepare.pipeline import prepare_path
 
-    cfg = RunConfig(corpus=corpus, cache_dir=cache, threshold=threshold, embedding_backend=backend)
+    cfg = RunConfig.of(corpus=corpus, cache_dir=cache, threshold=threshold, embedding_backend=backend)
     prepared = prepare_path(corpus, cfg, batch_documents=batch_documents, processes=processes)
     total = time.perf_counter() - start
     s = prepared.summary()
@@ -54,7 +54,7 @@ def one_run(corpus: str, cache: str, threshold: float, backend: str, batch_docum
     return {"total_s": total, "timings": t, "cpu": prepared.cpu_seconds, "summary": s,
             "sentences": n_sent, "words": words, "cpu_s": time.process_time(),
             "children_cpu_s": children.ru_utime + children.ru_stime,
-            "backend": prepared.config.embedding_backend, "processes": processes}
+            "backend": prepared.config.prepare.embedding_backend, "processes": processes}
 
 
 def export_once(backend: str) -> float:
@@ -74,8 +74,8 @@ def export_once(backend: str) -> float:
 def quality(corpus: str, threshold: float, backend: str) -> list[str]:
     """The quality bar of ``backend`` against the float32 PyTorch path on ``corpus``."""
     sys.path.insert(0, str(ROOT))
-    from neswap_core.analysis import fit_mixture
     from neswap_core.config import RunConfig
+    from neswap_core.generate.context import fit_mixture
     from neswap_core.models.embedding import Embedder
     from neswap_core.models.embedding_quality import (
         QualityReport,

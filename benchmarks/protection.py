@@ -60,20 +60,20 @@ def cpu_seconds() -> float:
 
 
 def load(args):
-    from neswap_core.analysis import release_context
     from neswap_core.config import RunConfig
+    from neswap_core.generate.context import release_context
     from neswap_core.models.embedding import Embedder
     from neswap_core.prepare.pipeline import prepare_path
 
-    cfg = RunConfig(corpus=args.corpus, cache_dir=args.cache_dir, plan_rounds=args.rounds,
+    cfg = RunConfig.of(corpus=args.corpus, cache_dir=args.cache_dir, plan_rounds=args.rounds,
                     plan_terms=[False, True], plan_redaction_levels=list(args.levels),
                     plan_redaction_method=args.method, plan_redaction_fill=args.fill)  # fmt: skip
-    embedder = Embedder(cfg.embedding_model, cfg.cache_dir)
+    embedder = Embedder(cfg.prepare.embedding_model, cfg.prepare.cache_dir)
     t0 = time.perf_counter()
     prepared = prepare_path(args.corpus, cfg, embedder=embedder)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ctx = release_context(prepared.chunks, prepared.embeddings, embedder.encode, cfg)
+        ctx, _ = release_context(prepared.chunks, prepared.embeddings, embedder.encode, cfg)
     print(f"dev corpus: {len(prepared.raw)} calls, {len(ctx.chunks)} chunks; preprocessing + fit "
           f"{time.perf_counter() - t0:.1f} s")  # fmt: skip
     return cfg, embedder, prepared, ctx
@@ -115,7 +115,7 @@ def reading_context(ctx, reading, prepared, embedder, cfg):
     for text, label, doc in zip(texts, labels, ids, strict=True):
         k = counter[doc] = counter.get(doc, -1) + 1
         chunks.append(Chunk(chunk_id(doc, k), doc, k, text, label))
-    chunks = tag_entities(chunks, load_ner(cfg.spacy_model), cfg.label_map, cfg.cache_dir)
+    chunks = tag_entities(chunks, load_ner(cfg.prepare.spacy_model), cfg.prepare.label_map, cfg.prepare.cache_dir)
     chunks = apply_roles(chunks, cfg.roles)
     x = embedder.encode([c.text for c in chunks])
     print(f"  (adaptive attacker: {len(chunks)} reading passages prepared in "
@@ -174,7 +174,7 @@ def placeholder_check(ctx, resources) -> None:
     """DU, mean cosine and clusters unchanged of 10 % smarter redaction: ``[MASK]`` vs now."""
     import numpy as np
 
-    from neswap_core.choose.candidates import measure_row
+    from neswap_core.choose.plan_grid import measure_row
     from neswap_core.config import MASK_PLACEHOLDER
     from neswap_core.generate.plans import Plan, Redact, apply_plan
 
@@ -196,7 +196,7 @@ def plot(table, curves, path: Path, chosen, label: str) -> None:
 
     fig, ax = plt.subplots(figsize=(7.5, 5))
     for source, marker, colour in (("paper", "o", "#999999"), ("plan", "s", "#1f77b4")):
-        part = table[table["source"] == source]
+        part = table[table["sampler"] == source]
         ax.scatter(part["words_unchanged"], part["chunk_accuracy"], s=18, marker=marker,
                    color=colour, alpha=0.7, label=f"{source} candidates ({len(part)})")  # fmt: skip
     for (name, curve), colour in zip(curves.items(), ("#d62728", "#ff7f0e", "#9467bd"), strict=False):
@@ -258,9 +258,10 @@ def main() -> int:
     if not (Path(args.corpus) / "attacker").exists():
         print(f"skip: {args.corpus}/attacker not found (the dev corpus lives in ../shared/corpus/dev)")
         return 0
-    from neswap_core.analysis import candidates_for_config, sweep_for_config
-    from neswap_core.choose.candidates import choose_candidate, describe_candidate
+    from neswap_core.choose.candidates import build_candidates, describe_candidate
     from neswap_core.choose.frontier import frontier_mask
+    from neswap_core.choose.goals import Constraint, Goal, choose_goal
+    from neswap_core.generate.releases import sweep_for_config
 
     t_start, c_start = time.perf_counter(), cpu_seconds()
     print(f"load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())} (2 cores)")
@@ -273,9 +274,10 @@ def main() -> int:
     for run in ("first (cold)", "second (warm)"):
         start, cpu = time.perf_counter(), cpu_seconds()
         sweep = sweep_for_config(ctx, cfg)
-        table, plans = candidates_for_config(sweep, cfg, scorer)
+        candidates = build_candidates(sweep, cfg, {"reading": scorer})  # the runner's table
+        table, plans = candidates.table, candidates.plans
         timings.append(time.perf_counter() - start)
-        print(f"{run} sweep: {len(table)} candidates ({(table['source'] == 'plan').sum()} from "
+        print(f"{run} sweep: {len(table)} candidates ({(table['sampler'] == 'plan').sum()} from "
               f"plans) in {timings[-1]:.1f} s ({cpu_seconds() - cpu:.0f} CPU-s, load "
               f"{os.getloadavg()[0]:.2f})")  # fmt: skip
     curves = {"smarter": redaction_curve(ctx, scorer, plans.resources, "smarter"),
@@ -283,14 +285,15 @@ def main() -> int:
               "targeted + decoy": redaction_curve(ctx, scorer, plans.resources, "targeted", "decoy")}  # fmt: skip
     print("\ncandidates on the frontier (chunk accuracy vs words unchanged):")
     front = table[frontier_mask(table["words_unchanged"].to_numpy(), table["chunk_accuracy"].to_numpy())]
-    cols = ["source", "rounds", "swaps", "chunks_changed", "words_unchanged", "mean_cosine",
+    cols = ["sampler", "rounds", "swaps", "chunks_changed", "words_unchanged", "mean_cosine",
             "clusters_unchanged", "du", "dr", "chunk_accuracy", "document_accuracy"]  # fmt: skip
     print(front.sort_values("words_unchanged")[cols].round(3).to_string())
     print_curves(curves)
-    choice = choose_candidate(table, TARGETS["chunk_accuracy"], "chunk_accuracy", "words_unchanged")
-    chosen = table.loc[choice.index] if choice.index is not None else None
+    goal = Goal((Constraint("chunk_accuracy", TARGETS["chunk_accuracy"]),), "words_unchanged")
+    choice = choose_goal(table, goal)  # the goal max_chunk_accuracy = 0.30 (choose/goals.py)
+    chosen = table.loc[choice.release_id] if choice.release_id is not None else None
     if chosen is not None:
-        state = "≤ 0.30" if choice.line_reached else "lowest reached; 0.30 not reached"
+        state = "≤ 0.30" if choice.met else "lowest reached; 0.30 not reached"
         label = (f"goal accuracy ≤ 0.30 → chosen: accuracy {chosen['chunk_accuracy']:.2f} ({state}), "
                  f"{100 * chosen['words_unchanged']:.0f} % words")  # fmt: skip
         print(f"\nchosen by max_chunk_accuracy = 0.30: {describe_candidate(chosen)}")
@@ -305,7 +308,7 @@ def main() -> int:
     if args.adaptive:
         read_ctx = reading_context(ctx, reading, prepared, embedder, cfg)
         for name, row in (("best >= 85 % words", best), ("chosen", chosen)):
-            if row is None or row["source"] != "plan":
+            if row is None or row["sampler"] != "plan":
                 continue
             t0 = time.perf_counter()
             adaptive = adaptive_accuracy(ctx, plans, row.name, read_ctx)

@@ -39,7 +39,7 @@ def child(engine: str, corpus_path: str, n_docs: int, cache: str, out: str, acto
 
     full = load_corpus(corpus_path)
     corpus = replace(full, documents=full.documents[:n_docs])
-    config = RunConfig(cache_dir=cache)
+    config = RunConfig.of(cache_dir=cache)
     start = time.perf_counter()
     if engine == "ray":
         from neswap_core.prepare.ray_engine import RayOptions, prepare_ray

@@ -72,7 +72,7 @@ def main() -> int:
     from neswap_core.prepare.pipeline import prepare_path
 
     warnings.simplefilter("ignore")
-    cfg = RunConfig(corpus=str(corpus), cache_dir=args.cache_dir)
+    cfg = RunConfig.of(corpus=str(corpus), cache_dir=args.cache_dir)
     t0 = time.perf_counter()
     prepared = prepare_path(str(corpus), cfg)
     chunks = apply_roles(prepared.chunks, cfg.roles)

@@ -32,20 +32,20 @@ def main() -> int:
     if not Path(args.corpus).exists():
         print(f"skip: {args.corpus} not found (the dev corpus lives in ../shared/corpus/dev)")
         return 0
-    from neswap_core.analysis import release_context
     from neswap_core.choose.grid import frontier_winner
     from neswap_core.config import PAPER_POPULATIONS, RunConfig
+    from neswap_core.generate.context import release_context
     from neswap_core.generate.releases import sweep_releases
     from neswap_core.models.embedding import Embedder
     from neswap_core.prepare.pipeline import prepare_path
 
-    cfg = RunConfig(corpus=args.corpus, cache_dir=args.cache_dir)
-    embedder = Embedder(cfg.embedding_model, cfg.cache_dir)
+    cfg = RunConfig.of(corpus=args.corpus, cache_dir=args.cache_dir)
+    embedder = Embedder(cfg.prepare.embedding_model, cfg.prepare.cache_dir)
     t0 = time.perf_counter()
     prepared = prepare_path(args.corpus, cfg, embedder=embedder)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ctx = release_context(prepared.chunks, prepared.embeddings, embedder.encode, cfg)
+        ctx, _ = release_context(prepared.chunks, prepared.embeddings, embedder.encode, cfg)
     mix = ctx.mixture
     print(f"dev corpus: {len(prepared.raw)} calls, {len(ctx.chunks)} chunks; preprocessing + fit "
           f"{time.perf_counter() - t0:.1f} s (PKB K=10 ε=1e-3, converged={mix.converged_}, "

@@ -102,22 +102,22 @@ def one_size(n: int, workdir: Path, real: bool, source: Path | None, backend: st
     sys.path.insert(0, str(ROOT))
     import pickle
 
-    from neswap_core.analysis import fit_mixture, release_inputs, sweep_for_config
-    from neswap_core.choose.frontier import choose_release
+    from neswap_core.choose.candidates import build_candidates
     from neswap_core.config import RunConfig
-    from neswap_core.generate.releases import ReleaseContext
-    from neswap_core.generate.swapping import apply_swaps, swap_log
+    from neswap_core.generate.context import fit_mixture, release_inputs
+    from neswap_core.generate.releases import ReleaseContext, sweep_for_config
     from neswap_core.models.embedding import Embedder
     from neswap_core.prepare.lanes import default_processes
     from neswap_core.prepare.pipeline import clean_corpus, prepare
-    from neswap_core.publish.export import corpus_files, document_texts, write_files
+    from neswap_core.publish.writer import release_bundle
+    from neswap_core.run_release import finish_release
     from neswap_core.text.loading import load_corpus
     from neswap_core.text.synthetic import documents_for_chunks, sentence_pool, synthetic_corpus
 
     stages = Stages()
-    cfg = RunConfig(cache_dir=str(workdir / "cache"), n_components=30, family="pkb",
+    cfg = RunConfig.of(cache_dir=str(workdir / "cache"), n_components=30, family="pkb",
                     embedding_backend=backend)
-    embedder = Embedder(cfg.embedding_model, cfg.cache_dir, backend=backend)
+    embedder = Embedder(cfg.prepare.embedding_model, cfg.prepare.cache_dir, backend=backend)
     info: dict = {"n_target": n, "real": real}
     if real:
         pool = sentence_pool(clean_corpus(load_corpus(DEV)).corpus)
@@ -147,15 +147,11 @@ def one_size(n: int, workdir: Path, real: bool, source: Path | None, backend: st
     sweep = stages.run("sweep_warm", sweep_for_config, ctx, cfg)
 
     def write_release():
-        table = sweep.table(cfg.population)
-        choice = choose_release(table, cfg.trade_off_a, cfg.trade_off_c)
-        row = table.loc[choice.index] if choice.index is not None else table.iloc[0]
-        records = sweep.draws_for(tuple(row["categories"]))[0].run.records[: int(row["swaps"])]
-        released = apply_swaps(ctx.chunks, records)
-        out = workdir / "release"
-        write_files(corpus_files(clean, document_texts(clean, released)), out / "corpus")
-        swap_log(records).to_csv(out / "swap_log.csv", index=False)
-        table.to_csv(out / "releases.csv", index=False)
+        """The runner's choice and the one writer (released/ and the key tables, leak scan;
+        without the attack and the audit, which are not what this benchmark times)."""
+        result = finish_release(cfg, clean, clean, build_candidates(sweep, cfg))
+        bundle = release_bundle(result, with_key_files=False)
+        bundle.write(workdir / "release", accepted={h.key for h in bundle.hits})
 
     stages.run("release", write_release)
     info["stages"] = stages.rows

@@ -20,8 +20,8 @@ from appkit.views_prep import (
     with_text_column,
 )
 from appkit.widgets import md_text, user_errors
+from neswap_core import CorpusError
 from neswap_core.config import DEFAULT_PROTECT
-from neswap_core.errors import CorpusError
 from neswap_core.text.loading import check_swappable
 
 st.title("1 · Corpus")

@@ -18,8 +18,8 @@ from appkit.views_prep import (
     top_values,
 )
 from appkit.widgets import CATEGORY_COLORS, highlight, legend, md_text, paginate, user_errors
+from neswap_core import NeswapError
 from neswap_core.config import CATEGORIES, ROLES
-from neswap_core.errors import NeswapError
 from neswap_core.generate.releases import category_combinations
 from neswap_core.text.contingency import contingency_table, marginal_table
 

@@ -53,7 +53,7 @@ with st.expander("Plans: several rounds, distinctive terms, redaction (beyond th
 plans = None
 if int(s.get("plan_rounds", 0)) > 0:
     with user_errors():
-        _, plans = stage.candidates(vr.progress_bar("Building plan candidates"))
+        plans = stage.candidates(vr.progress_bar("Building plan candidates")).plans
 
 # --- which release ---------------------------------------------------------------------------------
 chosen_id, _ = vr.pick_release(table, s.get("chosen_release"), s["trade_off_a"], s["trade_off_c"])

@@ -1,19 +1,16 @@
 """Step 6 · Export: the released bundle (released/ may be shared, key/ stays), leak scan, run.toml."""
 
 import re
-import tomllib
 
 import streamlit as st
 
-from appkit import views_check as vc
 from appkit import views_export as ve
 from appkit import views_frontier as vf
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
 from appkit.state import current, save_settings
 from appkit.widgets import md_text, paginate, user_errors
-from neswap_core.config import RunConfig
-from neswap_core.errors import NeswapError
+from neswap_core import describe_candidate
 from neswap_core.publish.bundle import FOLDER_PURPOSE
 
 st.title("6 · Export")
@@ -29,34 +26,24 @@ show_corpus_problems(stage)
 population, a, c = float(s["population"]), float(s["trade_off_a"]), float(s["trade_off_c"])
 
 sweep, table = vr.sweep_table_or_stop(stage, population, "export")
-with user_errors():
-    corpus = stage.clean().corpus
-plans = candidates = None
+plans = None
 if int(s.get("plan_rounds", 0)) > 0:  # every candidate, the paper's and the plans' (as the CLI)
     with user_errors():
-        candidates, plans = stage.candidates(vr.progress_bar("Building plan candidates"))
+        plans = stage.candidates(vr.progress_bar("Building plan candidates")).plans
 
 chosen_id, line = vr.pick_release(table, s.get("chosen_release"), a, c)
 plan_id = ve.pinned_plan(stage, plans)
-if plan_id is not None:  # a plan release (several rounds, terms, redaction; SPEC §10)
-    with user_errors():
-        export = ve.plan_export(plans, plan_id, stage)
-    chosen_id = plan_id
-    st.success(f"**Release:** {md_text(export.sentence)}  \n**After your review:** "
-               f"{export.review_sentence()}: {export.facts['DU and DR after your review']} "
-               f"(DU and DR), {export.facts['words unchanged after your review']} of words "
-               "unchanged")
-else:
-    if s.get(ve.PLAN_SETTING) and s.get("chosen_release") not in table.index:
-        st.warning("The plan release you pinned is not among the candidates of the current plan "
-                   "settings any more; the trade-off line's release is exported instead. Pin a "
-                   "release again on **4 · Swaps**.")
-    release = vr.reviewed_release(sweep, stage.sweep_key, table, chosen_id, ws.decisions,
-                                  population)
-    export = ve.paper_export(release, stage)
-    du1, dr1 = release.after_review()
-    st.success(f"**Release:** {vf.choice_sentence(table, chosen_id)}  \n**After your review:** "
-               f"{export.review_sentence()}: DR {dr1:.3f}, DU {du1:.4f}")
+if plan_id is None and s.get(ve.PLAN_SETTING) and s.get("chosen_release") not in table.index:
+    st.warning("The plan release you pinned is not among the candidates of the current plan "
+               "settings any more; the trade-off line's release is exported instead. Pin a "
+               "release again on **4 · Swaps**.")
+chosen_id = plan_id or chosen_id
+with user_errors():  # the core's result for this release and its review (as the CLI's)
+    export = ve.export_for(stage, chosen_id, plans, vr.progress_bar("Measuring every candidate"))
+row, after = export.result.row, export.result.release.measures
+st.success(f"**Release:** {md_text(export.release_id)} · {md_text(describe_candidate(row))}  \n"
+           "**After your review:** "
+           f"{export.review_sentence()}: DR {after['dr']:.3f}, DU {after['du']:.4f}")
 st.caption("Change the release on **5 · Risk–utility frontier** or **4 · Swaps** (plans too) and "
            "review its changes on **4 · Swaps**.")
 
@@ -80,9 +67,9 @@ with st.expander("Released documents: ids, manifest columns, chunk order"):
         help="Hides the flow of the call (and with it some clues to the company) at the cost of "
         "readability. The order is a seeded random permutation, recorded in key/.")
     save_settings(ws, publishable_columns=columns, shuffle_chunks=shuffle)
-    s = {**s, "publishable_columns": columns, "shuffle_chunks": shuffle}
+    export = export.with_bundle_options(publishable_columns=columns, shuffle_chunks=shuffle)
 with user_errors():
-    bundle = ve.release_bundle(export, stage, s)
+    bundle = ve.release_bundle_of(export)
 
 stored = list(s.get(ve.ACCEPTED_SETTING, []))
 accepted = ve.accepted_keys(stored)
@@ -107,28 +94,21 @@ blocking = bundle.blocking(accepted)
 base = "neswap-" + re.sub(r"[^A-Za-z0-9]+", "-", chosen_id.replace(" @ ", " t")).strip("-")
 
 
-config_toml = export.run_config(
-    s, "data/sample" if stage.source == "sample" else "PATH/TO/YOUR/FILES",
-    stage.corrections()).to_toml()
+config_toml = export.config.to_toml()
+
+
+def chart():
+    return vf.frontier_figure(table, chosen_id if chosen_id in table.index else None, a, c,
+                              line_pick=line.index)
 
 
 def report() -> str:
-    """The HTML report of the release (also in key/), with its measured protection."""
-    fig = vf.frontier_figure(table, chosen_id if chosen_id in table.index else None, a, c,
-                             line_pick=line.index)
-    try:
-        protection = vc.protection_report(stage, export)
-    except NeswapError as exc:  # the report still records why protection was not measured
-        protection = ({"measured protection": f"not measured: {exc}"}, {})
-    return ve.report_html(export, RunConfig.from_dict(tomllib.loads(config_toml)), table,
-                          stage.pitman(population), fig, line.message, protection,
-                          candidates)
+    """The release report (also in key/), with the frontier chart."""
+    return ve.report_with_chart(export, stage, chart())
 
 
 def key_zip() -> bytes:
-    extra = ve.key_files(export, stage, table, stage.pitman(population), report(), config_toml,
-                         candidates)
-    return bundle.with_key_files(extra).key_zip(accepted)
+    return bundle.with_key_files(ve.key_files_of(export, stage, chart())).key_zip(accepted)
 
 
 left, right = st.columns(2)
@@ -165,9 +145,9 @@ if bundle.hits:  # the accepted hits travel as a file, as on the command line
     command += " \\\n    --accept-leaks key/leaks.csv   # key/leaks.csv from the key/ download"
 st.code(command, language="bash")
 notes = [f"run.toml pins this release ({md_text(export.release_id)}"
-         + (", found by its plan and stage" if export.source == "plan" else "")
+         + (", found by its plan and stage" if export.pinned_plan else "")
          + f") and holds your {len(stage.corrections())} entity correction(s) and "
-         f"{len(export.decisions)} review decision(s): the command line writes the same "
+         f"{len(export.config.review.decisions)} review decision(s): the command line writes the same "
          "released/ files. (With `release = \"\"` the command line writes the pick of your "
          f"trade-off line DR = {c:g} + {a:g}·DU instead.)"]
 if stage.source != "sample":
@@ -180,5 +160,5 @@ with st.expander("run.toml"):
     st.code(config_toml, language="toml")
 
 with st.expander(f"Review decisions ({export.review_sentence()})"):
-    st.dataframe(paginate(export.review, "review_page", 500, "pairs"), hide_index=True,
-                 width="stretch")
+    st.dataframe(paginate(export.result.release.review, "review_page", 500, "changes"),
+                 hide_index=True, width="stretch")

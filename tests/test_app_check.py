@@ -62,7 +62,7 @@ def test_check_page_shows_the_audit_of_the_chosen_release(workspace):
     assert at.title[0].value == "7 · Check"
     assert at.get("plotly_chart"), "the D_α chart is missing"
     from appkit.pipeline import embedder
-    from appkit.views_check import AUDIT_RESAMPLES, changed_chunks
+    from appkit.views_check import changed_chunks
 
     stage, release = chosen_release(workspace)
     chunks, x = stage.pre_swap()
@@ -72,9 +72,8 @@ def test_check_page_shows_the_audit_of_the_chosen_release(workspace):
     # Changed passages are exactly those of the kept pairs.
     ids = {cid for r in release.accepted_records if r.moved for cid in (r.chunk_a, r.chunk_b)}
     assert {chunks[i].chunk_id for i in changed} <= ids
-    params = {"n_bootstrap": AUDIT_RESAMPLES, "n_permutations": AUDIT_RESAMPLES, "random_state": 0}
-    before = RenyiAudit(**params).fit(x, groups)
-    after = RenyiAudit(**params).fit(released_embeddings(x, changed, embedder().encode), groups)
+    before = RenyiAudit().fit(x, groups)  # the core's one audit setting (key/audit.json's)
+    after = RenyiAudit().fit(released_embeddings(x, changed, embedder().encode), groups)
     assert metric(at, "Corpus ε before") == pytest.approx(before.epsilon_, abs=0.006)
     assert metric(at, "Corpus ε after") == pytest.approx(after.epsilon_, abs=0.006)
     table = next(d.value for d in at.dataframe if "ε after" in d.value.columns)
@@ -161,12 +160,13 @@ def test_frontier_offers_the_measured_accuracies_as_risk_axes(workspace):
     assert not at.exception, [e.value for e in at.exception]
     chart = at.get("plotly_chart")[0].proto.spec
     assert "measured chunk accuracy" in chart
-    # The chart's points are the library's measured accuracies of every release (draw 0).
-    from neswap_core.choose.attack_columns import attack_columns
+    # The chart's points are the library's measured accuracies of every release (over draws).
+    from neswap_core.choose.attack_columns import draws_columns
 
     stage, _, scorer = sample_attack(workspace)
     table = stage.table(float(stage.settings["population"]))
-    expected = attack_columns(stage.sweep(), {"in-corpus": scorer}).loc[table.index, "chunk_accuracy"]
+    expected = draws_columns(stage.sweep(), {"in-corpus": scorer}).loc[
+        table.index, "chunk_accuracy_mean.in-corpus"]
     shown = np.concatenate([trace_values(t["y"]) for t in json.loads(chart)["data"]
                             if t.get("mode") == "markers" and t["name"] in set(table["combination"])])
     np.testing.assert_allclose(np.sort(shown), np.sort(expected.to_numpy(float)), rtol=1e-9)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from neswap_core import analysis
+from neswap_core.choose import candidates as candidates_mod
 from tests.test_app_release import run_page, stage_for, workspace  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.slow
@@ -13,23 +13,24 @@ PLANS = {"plan_rounds": 2, "plan_terms": [True], "plan_redaction_levels": [0.0]}
 
 def test_cli_and_app_build_candidates_with_the_same_function(monkeypatch, tmp_path):
     from appkit import pipeline
+    from neswap_core import run_release
 
-    assert pipeline.candidates_for_config is analysis.candidates_for_config
+    assert pipeline.build_candidates is run_release.build_candidates is candidates_mod.build_candidates
     calls = []
 
     class Stop(Exception):
         pass
 
-    def spy(sweep, config, scorer=None, progress=None):
-        calls.append(config.plan_rounds)
+    def spy(sweep, config, scorers=None, **kwargs):
+        calls.append(config.plans.plan_rounds)
         raise Stop
 
-    monkeypatch.setattr(analysis, "candidates_for_config", spy)
+    monkeypatch.setattr(run_release, "build_candidates", spy)
     from neswap_core.cli import main
     from neswap_core.config import RunConfig
 
     cfg = tmp_path / "run.toml"
-    RunConfig(corpus="data/sample", plan_rounds=1, max_swaps=3, n_components=5, n_init=1,
+    RunConfig.of(corpus="data/sample", plan_rounds=1, max_swaps=3, n_components=5, n_init=1,
               out=str(tmp_path / "out")).save(cfg)  # fmt: skip
     with pytest.raises(Stop):
         main(["release", "--config", str(cfg)])
@@ -40,7 +41,7 @@ def test_plan_changes_are_reviewed_by_content_and_rejection_leaves_the_release(w
     workspace.update_settings(PLANS)
     at = run_page("4_swaps")
     stage = stage_for(workspace)
-    _, plans = stage.candidates()
+    plans = stage.candidates().plans
     release_id = plans.table.index[-1]
     at.selectbox(key="swaps_release").set_value(release_id).run()
     assert not at.exception, [e.value for e in at.exception]

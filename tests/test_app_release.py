@@ -251,6 +251,8 @@ def _first_pair(ws: Workspace, release_id: str) -> str:
 
 
 def test_a_release_picked_on_the_swaps_page_is_exported(workspace):
+    from appkit.widgets import md_text
+
     at = run_page("4_swaps")
     table = cached_sweep(workspace).table(1e20)
     other = next(r for r in table.index if r != at.selectbox(key="swaps_release").value)
@@ -258,7 +260,7 @@ def test_a_release_picked_on_the_swaps_page_is_exported(workspace):
     at.button(key="swaps_use").click().run()
     assert workspace.get_setting("chosen_release") == other
     export = run_page("6_export")
-    assert describe_release(table.loc[other]) in export.success[0].value
+    assert md_text(other) in export.success[0].value
     # run.toml pins it, whether or not the line picks it (issue 13 item 6)
     assert any("run.toml pins this release" in i.value for i in export.info)
     assert f'release = "{other}"' in next(c.value for c in export.code if "release =" in c.value)
@@ -277,6 +279,7 @@ def test_export_offers_every_download(workspace):
 
 
 def test_export_files_apply_the_review(workspace):
+    from appkit import views_export as ve
     from appkit import views_frontier as vf
     from appkit import views_release as vr
 
@@ -288,39 +291,37 @@ def test_export_files_apply_the_review(workspace):
     key = vr.release_key(stage.sweep_key, release_id)
     rec0 = sweep.draws_for(tuple(table.loc[release_id, "categories"]))[0].run.records[0]
     workspace.set_decision(key, vr.pair_key(rec0), "reject", "keep this pair")
-    release = vr.reviewed_release(sweep, stage.sweep_key, table, release_id, workspace.decisions, 1e20)
-    from appkit import views_export as ve
-
-    bundle = ve.release_bundle(release, stage, stage.settings)
+    export = ve.export_for(stage, release_id, None)
+    assert export.config.review.release == release_id
+    assert export.config.review.decisions == [{"key": vr.pair_key(rec0), "decision": "reject",
+                                        "note": "keep this pair"}]
+    bundle = ve.release_bundle_of(export)
     archive = zipfile.ZipFile(io.BytesIO(bundle.released_zip()))
     assert "released/manifest.csv" in archive.namelist()
     assert not any(doc_id in " ".join(archive.namelist()) for doc_id in bundle.pseudonyms)
     keys = zipfile.ZipFile(io.BytesIO(bundle.key_zip())).namelist()
     assert {"key/pseudonyms.csv", "key/tab_annotations.json", "key/leaks.csv"} <= set(keys)
-    released = {c.chunk_id: c for c in release.released_chunks()}
-    base = {c.chunk_id: c for c in release.draw.run.base}
+    release = export.result.release
+    released = {c.chunk_id: c for c in release.chunks}
+    draw = sweep.draws_for(tuple(table.loc[release_id, "categories"]))[0]
+    base = {c.chunk_id: c for c in draw.run.base}
     assert released[rec0.chunk_a].text == base[rec0.chunk_a].text  # rejected: not swapped
-    for rec, (new_a, _) in zip(release.records[1:], release.draw.run.swapped[1:], strict=False):
+    records = draw.run.records[: int(table.loc[release_id, "swaps"])]
+    for rec, (new_a, _) in zip(records[1:], draw.run.swapped[1:], strict=False):
         assert released[rec.chunk_a].text == new_a.text  # accepted: swapped
     doc = archive.read(f"released/docs/{bundle.pseudonyms[rec0.doc_a]}.txt").decode()
     assert base[rec0.chunk_a].text in doc
 
-    log = vr.swap_log_frame(release)
-    assert len(log) == len(release.records) - 1 and rec0.chunk_a not in set(log["chunk_a"])
+    assert len(release.log) == len(records) - 1 and rec0.chunk_a not in set(release.log["chunk_a"])
     fig = vf.frontier_figure(table, release_id, 0.0, 0.97)
-    html = vr.report_html(release, stage.settings, table, sweep.pitman_table(1e20), fig)
+    html = ve.report_with_chart(export, stage, fig)
     assert "<script src=\"http" not in html and "plotly" in html.lower()
-    assert "keep this pair" in html and describe_release(table.loc[release_id]) in html
-    from appkit import views_check as vc
-
-    facts, tables = vc.protection_report(stage, release)
-    html = vr.report_html(release, stage.settings, table, sweep.pitman_table(1e20), fig,
-                          protection=(facts, tables))
-    att = vc.attack(stage)
-    before, after = vc.measures(att, vc.changed_chunks(release))
-    assert vc.accuracy_sentence(att, before, after).split(":")[0] in html
+    assert "keep this pair" in html and release_id in html
+    assert "in-corpus attacker" in html and "chunk accuracy" in html
     assert "the paper&#x27;s Table 2" in html or "the paper's Table 2" in html
-    assert "Divergence audit per document" in html and "Corpus ε" in html
+    assert "Divergence audit per document" in html and "corpus ε" in html
+    files = ve.key_files_of(export, stage, fig)
+    assert files["report.html"].decode() == html  # the download and key/ hold the same report
 
     from appkit.state import run_config
 
@@ -328,7 +329,7 @@ def test_export_files_apply_the_review(workspace):
     path = Path(workspace.folder) / "run.toml"
     path.write_text(toml)
     loaded = RunConfig.load(path)
-    assert (loaded.max_swaps, loaded.n_components, loaded.n_init) == (10, 5, 1)
+    assert (loaded.sweep.max_swaps, loaded.mixture.n_components, loaded.mixture.n_init) == (10, 5, 1)
     assert loaded.roles == stage.settings["roles"]
 
 

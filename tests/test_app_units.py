@@ -102,6 +102,25 @@ def test_pinned_release_belongs_to_its_corpus(tmp_path):
     assert ws.undo() is not None  # the corpus change is undoable
 
 
+def test_the_apps_settings_are_a_run_config(tmp_path):
+    """Issue 19: the app keeps a typed, validated RunConfig (not an untyped dict); run.toml is
+    that config, and a bad value is refused before it reaches the workspace."""
+    from appkit.state import run_config
+    from neswap_core.config import RunConfig
+    from neswap_core.errors import ConfigError
+
+    ws = Workspace.open(tmp_path / "ws")
+    save_settings(ws, n_components=5, plan_rounds=2, chosen_release="x @ 1")
+    s = settings(ws)
+    assert isinstance(s.config, RunConfig) and s.config.mixture.n_components == 5
+    assert s["n_components"] == 5 and s["plan_rounds"] == 2 and s["chosen_release"] == "x @ 1"
+    assert run_config(s).plans.plan_rounds == 2 and "chosen_release" not in RunConfig().settings()
+    for bad in ({"shuffle_chunks": "no"}, {"n_components": 2.5}):
+        with pytest.raises(ConfigError, match="is not allowed"):
+            save_settings(ws, **bad)
+    assert settings(ws)["n_components"] == 5
+
+
 def test_latin1_upload_is_detected_and_converted():
     raw = "doc_id,company,transcript\nA,Café,Crème brûlée in Zürich.\n".encode("cp1252")
     assert not_utf8([("t.csv", raw), ("ok.csv", b"doc_id\n")]) == ["t.csv"]

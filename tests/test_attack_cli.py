@@ -100,15 +100,17 @@ def test_release_writes_attack_files_and_evaluate_reproduces_them(
     assert "pessimistic" in summary["attackers"]["in-corpus"]["note"]
     table = pd.read_csv(key / "attack.csv")
     assert len(table) == 2 * 10 and set(table["attacker"]) == {"reading", "in-corpus"}
-    releases = pd.read_csv(key / "releases.csv")
-    for column in ("chunk_accuracy", "document_accuracy", "changed_accuracy_pre",
-                   "changed_accuracy_post", "in_corpus_chunk_accuracy", "reading_chunk_accuracy"):  # fmt: skip
+    releases = pd.read_csv(key / "candidates.csv")
+    for column in ("chunk_accuracy", "document_accuracy", "changed_accuracy_pre.reading",
+                   "changed_accuracy_post.reading", "chunk_accuracy.in-corpus",
+                   "chunk_accuracy.reading", "chunk_accuracy_mean.reading"):  # fmt: skip
         assert releases[column].notna().all(), column
     assert (releases["attacker"] == "reading").all()
+    assert (releases["chunk_accuracy"] == releases["chunk_accuracy.reading"]).all()  # primary
     report = json.loads((key / "report.json").read_text())
-    chosen = releases.set_index("release_id").loc[report["chosen"]["release_id"]]
+    chosen = releases.set_index("release_id").loc[report["written"]["release_id"]]
     release = summary["attackers"]["reading"]["release"]
-    assert release["chunk_top1"] == pytest.approx(chosen["chunk_accuracy_released"])
+    assert release["chunk_top1"] == pytest.approx(chosen["chunk_accuracy"])
     assert release["n_changed"] > 0 and release["chance"] == pytest.approx(0.1)
     # evaluate the written folder: the same figures, from released/ and key/ only
     capsys.readouterr()

@@ -51,7 +51,7 @@ def dev():
     from neswap_core.config import RunConfig
     from neswap_core.prepare.pipeline import prepare_path
 
-    config = RunConfig(corpus=str(DEV), cache_dir=str(ROOT / ".neswap-cache"))
+    config = RunConfig.of(corpus=str(DEV), cache_dir=str(ROOT / ".neswap-cache"))
     return prepare_path(DEV, config)
 
 

@@ -10,13 +10,13 @@ import pandas as pd
 import pytest
 
 from neswap_core.choose.candidates import (
-    PlanGrid,
-    choose_candidate,
+    build_candidates,
+    candidate_table,
     describe_candidate,
-    paper_rows,
-    plan_candidates,
-    plan_risk,
+    plan_sources,
 )
+from neswap_core.choose.goals import Constraint, Goal, choose_goal
+from neswap_core.choose.plan_grid import PlanGrid, plan_candidates, plan_risk
 from neswap_core.config import MASK_PLACEHOLDER, RunConfig
 from neswap_core.errors import ConfigError
 from neswap_core.generate.plans import Plan, Redact, SwapRound, apply_plan
@@ -95,12 +95,19 @@ def test_word_counts_count_a_swapped_name_and_a_mask():
 
 
 def test_paper_rows_keep_the_sweeps_du_and_dr(ctx):
-    sweep = sweep_releases(ctx, ["Organization", "Location"], combination_size=2, max_swaps=5)
+    """One table, one meaning per column: du/dr are the written draw's, du_mean/dr_mean the
+    means over the draws (the paper's reported figures, the line's axes)."""
+    sweep = sweep_releases(ctx, ["Organization", "Location"], combination_size=2, max_swaps=5,
+                           draws=3)
     table = sweep.table(1e20)
-    rows = paper_rows(sweep, table)
-    assert list(rows.index) == list(table.index)
-    assert (rows["du"].to_numpy() == table["du"].to_numpy()).all()
-    assert (rows["dr"].to_numpy() == table["dr"].to_numpy()).all()
+    config = RunConfig.of(roles={"Organization": "S", "Location": "S", "Person": "F",
+                              "Product": "F", "Event": "F", "Date": "F"}, draws=3)
+    rows = build_candidates(sweep, config).table
+    assert list(rows.index) == list(table.index) and set(rows["sampler"]) == {"paper"}
+    assert (rows["du_mean"].to_numpy() == table["du"].to_numpy()).all()
+    assert (rows["dr_mean"].to_numpy() == table["dr"].to_numpy()).all()
+    assert (rows["du"].to_numpy() == table["du_released"].to_numpy()).all()
+    assert (rows["dr"].to_numpy() == table["dr_released"].to_numpy()).all()
     assert (rows["chunks_changed"] <= 2 * rows["swaps"] / len(ctx.chunks) + 1e-12).all()
 
 
@@ -120,22 +127,43 @@ def test_redaction_step_masks_the_stated_share_and_a_rejected_word_stays(ctx):
 def test_goal_picks_the_most_useful_release_under_the_accuracy_bound():
     table = pd.DataFrame({"chunk_accuracy": [0.7, 0.35, 0.25, 0.1], "words_unchanged": [0.99, 0.95, 0.9, 0.5],
                           "swaps": [1, 2, 3, 4]}, index=list("abcd"))  # fmt: skip
-    assert choose_candidate(table, 0.30).index == "c"
-    none = choose_candidate(table, 0.05)
-    assert none.index == "d" and not none.line_reached
+    def goal(maximum):
+        return Goal((Constraint("chunk_accuracy", maximum, "passages named"),))
+
+    met = choose_goal(table, goal(0.30))
+    assert met.release_id == "c" and met.met and met.sentence == ""
+    none = choose_goal(table, goal(0.05))
+    assert none.release_id == "d" and not none.met and none.figures == {"chunk_accuracy": 0.1}
+    assert none.sentence.startswith("No candidate meets the goal (passages named at most 0.05): "
+                                    "the closest, d, has passages named 0.1.")
+    assert "max_chunk_accuracy to 0.1" in none.sentence
     with pytest.raises(ConfigError, match="attacker"):
-        choose_candidate(table.drop(columns="chunk_accuracy"), 0.3)
+        choose_goal(table.drop(columns="chunk_accuracy"), goal(0.3))
     row = pd.Series({"description": "2 rounds", "chunks_changed": 0.71, "words_unchanged": 0.894,
-                     "chunk_accuracy": 0.28, "document_accuracy": 0.4})  # fmt: skip
-    assert describe_candidate(row).startswith("2 rounds: 71 % of chunks changed, 89 % of words unchanged")
+                     "chunk_accuracy": 0.28, "document_accuracy": 0.4, "dr": 0.9, "du": 1.0})
+    assert describe_candidate(row).startswith("2 rounds: 71 % of chunks changed, 89 % of words "
+                                              "unchanged, DR 0.900, DU 1.0000")
+
+
+def test_a_goal_is_a_list_of_constraints():
+    """Two bounds (issue 22 adds max_document_accuracy): both must hold; when none meets both,
+    the closest is the one whose worst excess is smallest."""
+    table = pd.DataFrame({"chunk_accuracy": [0.2, 0.3, 0.25], "document_accuracy": [0.9, 0.4, 0.6],
+                          "words_unchanged": [0.95, 0.9, 0.8], "swaps": [1, 2, 3]},
+                         index=list("abc"))  # fmt: skip
+    both = Goal((Constraint("chunk_accuracy", 0.3), Constraint("document_accuracy", 0.5)))
+    assert choose_goal(table, both).release_id == "b"
+    strict = Goal((Constraint("chunk_accuracy", 0.2), Constraint("document_accuracy", 0.5)))
+    missed = choose_goal(table, strict)
+    assert not missed.met and missed.release_id == "b"  # excesses: a 0.4, b 0.1, c 0.1 -> utility
+    assert missed.figures == {"chunk_accuracy": 0.3, "document_accuracy": 0.4}
 
 
 def test_grid_from_config_lists_every_combination():
-    config = RunConfig(plan_rounds=3, plan_terms=[False, True], plan_redaction_levels=[0.0, 0.1])
+    config = RunConfig.of(plan_rounds=3, plan_terms=[False, True], plan_redaction_levels=[0.0, 0.1])
     plans = PlanGrid.from_config(config).plans()
     assert len(plans) == 5  # 2 term settings × 2 levels, and 10 % redaction alone
-    assert len(PlanGrid.from_config(RunConfig(**{**config.__dict__,
-                                                 "plan_redaction_alone": False})).plans()) == 4
+    assert len(PlanGrid.from_config(config.replace(plan_redaction_alone=False)).plans()) == 4
     assert {p.describe() for p in plans} >= {
         "up to 3 rounds of swapping Organization + Person + Product + Location, leftovers moved one-vs-many"
     }
@@ -147,12 +175,19 @@ def test_scorer_accuracies_enter_the_rows(ctx):
     class Scorer:
         def score(self, changed):
             calls.append(dict(changed))
-            return SimpleNamespace(chunk_top1=1 - len(changed) / 32, document_accuracy=0.5)
+            return SimpleNamespace(chunk_top1=1 - len(changed) / 32, document_accuracy=0.5,
+                                   chunk_top5=1.0, changed_pre_top1=1.0, changed_post_top1=0.0,
+                                   mcnemar_p=0.5, chance=0.25)
 
     grid = PlanGrid(categories=(("Organization",),), rounds=1, terms=(False,), one_vs_many=False,
                     similarity_floor=-1.0)  # fmt: skip
-    table = plan_candidates(ctx, grid, 1e20, scorer=Scorer()).table
+    plans = plan_candidates(ctx, grid, 1e20)
+    table = candidate_table(plan_sources(plans), ctx, {"words": Scorer(), "other": Scorer()})
     assert table["chunk_accuracy"].iloc[0] == pytest.approx(1 - table["chunks_changed"].iloc[0])
+    assert (table["chunk_accuracy.other"] == table["chunk_accuracy"]).all()
+    assert table["attacker"].iloc[0] == "words"  # the first attacker is the primary one
+    assert (table["chunk_accuracy_mean.words"] == table["chunk_accuracy.words"]).all()
+    assert (table["chunk_accuracy_sd.words"] == 0).all()  # a plan is one text: one draw
     assert all(isinstance(t, str) for call in calls for t in call.values())
 
 

@@ -39,7 +39,7 @@ def test_prepare_writes_chunks_z_embeddings_and_summary(tmp_path, capsys):
 
 
 def test_release_is_reproducible_bit_for_bit(tmp_path):
-    cfg = RunConfig(corpus="data/sample", n_components=5, n_init=1, max_swaps=4, trade_off_c=1.0)
+    cfg = RunConfig.of(corpus="data/sample", n_components=5, n_init=1, max_swaps=4, trade_off_c=1.0)
     cfg.save(tmp_path / "run.toml")
     out = tmp_path / "out"
     snapshots = []
@@ -54,12 +54,14 @@ def test_release_is_reproducible_bit_for_bit(tmp_path):
         if rel.name != "timings.json":
             assert snapshots[0][rel] == snapshots[1][rel], rel
     report = json.loads((out / "key" / "report.json").read_text())
-    assert report["config"]["n_components"] == 5 and report["versions"]["numpy"]
+    assert report["config"]["mixture"]["n_components"] == 5 and report["versions"]["numpy"]
     log = pd.read_csv(out / "key" / "swap_log.csv")
-    assert report["chosen"] and len(log) == report["chosen"]["swaps"] == report["chosen"]["swaps_written"]
+    written = report["written"]
+    assert written and len(log) == written["changes_written"] == written["changes_generated"]
+    assert written["why"] == "line" and report["goal_met"] is None
     assert (log["protected_a"] != log["protected_b"]).all()
     saved = RunConfig.load(out / "key" / "config.toml")
-    assert saved == RunConfig.from_dict({**RunConfig.load(tmp_path / "run.toml").to_dict(), "out": str(out)})
+    assert saved == RunConfig.load(tmp_path / "run.toml").replace(out=str(out))
     audit = json.loads((out / "key" / "audit.json").read_text())
     assert {d["document"] for d in audit["documents"]} == set(
         pd.read_csv(out / "key" / "pseudonyms.csv")["doc_id"])
@@ -78,7 +80,7 @@ def test_config_prints_loadable_toml(tmp_path, capsys):
     assert main(["config"]) == 0
     path = tmp_path / "run.toml"
     path.write_text(capsys.readouterr().out)
-    assert RunConfig.load(path).threshold == 75.0
+    assert RunConfig.load(path).prepare.threshold == 75.0
 
 
 def test_missing_corpus_is_a_clear_error_not_a_traceback(tmp_path, capsys):
@@ -95,7 +97,7 @@ def test_release_on_the_sample_leaks_nothing_outside_the_text(tmp_path, capsys):
     from neswap_core.publish.leaks import leak_terms, scan_release
     from neswap_core.text.loading import load_corpus
 
-    cfg = RunConfig(corpus="data/sample", n_components=5, n_init=1, max_swaps=4, trade_off_c=1.0,
+    cfg = RunConfig.of(corpus="data/sample", n_components=5, n_init=1, max_swaps=4, trade_off_c=1.0,
                     publishable_columns=["quarter"])
     cfg.save(tmp_path / "run.toml")
     out = tmp_path / "out"
@@ -132,7 +134,7 @@ def test_release_on_the_sample_leaks_nothing_outside_the_text(tmp_path, capsys):
     ("no_entities", 2, "nothing to swap"),
 ])
 def test_degenerate_corpora_fail_with_one_sentence(tmp_path, capsys, name, k, message):
-    cfg = RunConfig(corpus=f"tests/fixtures/degenerate/{name}.csv", n_components=k, n_init=1)
+    cfg = RunConfig.of(corpus=f"tests/fixtures/degenerate/{name}.csv", n_components=k, n_init=1)
     cfg.save(tmp_path / "run.toml")
     code = main(["release", "--config", str(tmp_path / "run.toml"), "--out", str(tmp_path / "o")])
     captured = capsys.readouterr()
@@ -153,7 +155,7 @@ def test_leaks_block_released_until_each_is_accepted(tmp_path, capsys, monkeypat
         return [*leak_terms(corpus, people), LeakTerm("Sequentially", "alias", frozenset({"x"}))]
 
     monkeypatch.setattr(bundle_mod, "leak_terms", with_extra)
-    cfg = RunConfig(corpus="data/sample", n_components=5, n_init=1, max_swaps=4, trade_off_c=1.0)
+    cfg = RunConfig.of(corpus="data/sample", n_components=5, n_init=1, max_swaps=4, trade_off_c=1.0)
     cfg.save(tmp_path / "run.toml")
     out = tmp_path / "out"
     args = ["release", "--config", str(tmp_path / "run.toml"), "--out", str(out)]
@@ -176,16 +178,21 @@ def test_leaks_block_released_until_each_is_accepted(tmp_path, capsys, monkeypat
 
 
 def test_no_candidate_release_exits_3_with_the_reason_once(tmp_path, capsys):
-    cfg = RunConfig(corpus="data/sample", n_components=5, n_init=1, combination_size=4)
+    cfg = RunConfig.of(corpus="data/sample", n_components=5, n_init=1, combination_size=4)
     cfg.save(tmp_path / "run.toml")
     out = tmp_path / "o"
+    (out / "released" / "docs").mkdir(parents=True)  # an earlier release in the same folder
+    (out / "released" / "docs" / "doc_1.txt").write_text("an older release")
+    (out / "key").mkdir()
+    (out / "key" / "candidates.csv").write_text("stale")
     assert main(["release", "--config", str(tmp_path / "run.toml"), "--out", str(out)]) == 3
     captured = capsys.readouterr()
     said = captured.out + captured.err
     assert said.count("No candidate release") == 1 and "No valid pair for" in said
     assert "allow more swaps" not in said and "Traceback" not in said
-    assert not (out / "released").exists()  # no un-swapped "anonymised corpus"
+    assert not (out / "released").exists()  # no un-swapped "anonymised corpus", no old one
     assert json.loads((out / "key" / "report.json").read_text())["no_release_reason"]
+    assert (out / "key" / "candidates.csv").read_text() != "stale"  # key/ replaced whole
 
 
 def test_run_toml_carries_entity_corrections_to_the_release(tmp_path):
@@ -195,7 +202,7 @@ def test_run_toml_carries_entity_corrections_to_the_release(tmp_path):
 
     base = dict(n_components=5, n_init=1, max_swaps=4, trade_off_c=1.0)
     plain = tmp_path / "plain"
-    RunConfig(corpus="data/sample", **base).save(tmp_path / "plain.toml")
+    RunConfig.of(corpus="data/sample", **base).save(tmp_path / "plain.toml")
     assert main(["release", "--config", str(tmp_path / "plain.toml"), "--out", str(plain)]) == 0
     before = pd.read_csv(plain / "key" / "chunks.csv", keep_default_na=False)
     orgs = before["Organization"].str.split(" & ").explode()
@@ -205,13 +212,13 @@ def test_run_toml_carries_entity_corrections_to_the_release(tmp_path):
     cfg = run_config(base, corpus="data/sample", corrections=corrections)
     (tmp_path / "run.toml").write_text(cfg.to_toml())
     loaded = RunConfig.load(tmp_path / "run.toml")
-    assert corrections_from_config(loaded.corrections) == corrections
+    assert corrections_from_config(loaded.review.corrections) == corrections
     out = tmp_path / "corrected"
     assert main(["release", "--config", str(tmp_path / "run.toml"), "--out", str(out)]) == 0
     after = pd.read_csv(out / "key" / "chunks.csv", keep_default_na=False)
     assert not after["Organization"].str.split(" & ").explode().eq(dropped).any()
     assert before["Organization"].str.split(" & ").explode().eq(dropped).any()
-    assert RunConfig.load(out / "key" / "config.toml").corrections == loaded.corrections
+    assert RunConfig.load(out / "key" / "config.toml").review.corrections == loaded.review.corrections
 
 
 @pytest.mark.parametrize("module", ["neswap_core", "neswap_core.cli"])
@@ -229,18 +236,18 @@ def test_the_goals_release_is_the_one_reported_and_attacked(tmp_path, capsys):
     """With max_chunk_accuracy the goal's plan release is written; the CLI used to print the
     trade-off line's release (and "no release reaches the line") as if it were the one released,
     and key/attack.json and report.json named the line's release while measuring the goal's."""
-    cfg = RunConfig(corpus="data/sample", n_components=5, n_init=1, max_swaps=4, plan_rounds=2,
+    cfg = RunConfig.of(corpus="data/sample", n_components=5, n_init=1, max_swaps=4, plan_rounds=2,
                     plan_terms=[False], plan_redaction_levels=[0.0, 0.2],
-                    max_chunk_accuracy=0.3)  # fmt: skip
+                    max_chunk_accuracy=0.5)  # fmt: skip
     cfg.save(tmp_path / "run.toml")
     out = tmp_path / "out"
     code = main(["release", "--config", str(tmp_path / "run.toml"), "--out", str(out)])
     printed = capsys.readouterr().out
     assert code in (0, 4)  # 4: a leak-scan hit to review; key/ is written either way
     report = json.loads((out / "key" / "report.json").read_text())
-    goal = report["plans"]["goal"]["release_id"]
-    assert goal.startswith("plan ")  # 20 % redaction is the only candidate near 0.3 here
-    assert report["written"]["release_id"] == goal
+    goal = report["goal"]["release_id"]
+    assert goal.startswith("plan ") and report["goal_met"] is True
+    assert report["written"]["release_id"] == goal and report["written"]["why"] == "goal"
     assert json.loads((out / "key" / "attack.json").read_text())["release_id"] == goal
     assert f"Released {goal}, the goal" in printed
     assert "The trade-off line alone would pick" in printed

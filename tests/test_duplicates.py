@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neswap_core.analysis import fit_mixture_naming_copies
+from neswap_core.generate.context import fit_mixture_naming_copies
 from neswap_core.config import RunConfig
 from neswap_core.corpus import Chunk
 from neswap_core.errors import FitError
@@ -71,6 +71,6 @@ def test_the_release_path_names_the_copies_when_the_fit_fails():
     chunks = [Chunk(f"{d}#{i}", d, i, t, d) for d, ts in passages.items() for i, t in enumerate(ts)]
     x = unit_rows(3, len(chunks))
     with pytest.raises(FitError) as info:
-        fit_mixture_naming_copies(chunks, x, RunConfig(n_components=2, n_init=1))
+        fit_mixture_naming_copies(chunks, x, RunConfig.of(n_components=2, n_init=1))
     assert str(info.value).startswith("Documents repeat each other")
     assert "DOC5_q1" in str(info.value)

@@ -53,13 +53,13 @@ def test_default_filter_keeps_real_entities_and_dated_periods(text, category):
 
 
 def test_analyst_extends_or_switches_off_the_filter():
-    config = RunConfig(not_entities=["Global One"], not_entity_patterns=[r"Project \w+"])
+    config = RunConfig.of(not_entities=["Global One"], not_entity_patterns=[r"Project \w+"])
     mine = EntityFilter.from_config(config)
     assert mine.is_excluded(span("global one", "Organization"))
     assert mine.is_excluded(span("Project Falcon", "Product"))
     assert not EntityFilter(defaults=False).is_excluded(span("CFO", "Organization"))
     with pytest.raises(ConfigError, match="not a valid regular expression"):
-        RunConfig(not_entity_patterns=["("])
+        RunConfig.of(not_entity_patterns=["("])
     assert RunConfig.from_dict(config.to_dict()) == config
 
 
@@ -69,12 +69,12 @@ def test_ner_spans_of_periods_titles_and_diseases_never_reach_the_chunks(tmp_pat
         "and the CEO met Jane Porter in Paris."
     )
     chunk = Chunk("a#0000", "a", 0, text, "A")
-    (tagged,) = tag_entities([chunk], load_ner(), RunConfig().label_map, tmp_path)
+    (tagged,) = tag_entities([chunk], load_ner(), RunConfig().prepare.label_map, tmp_path)
     found = {(s.category, s.text) for s in tagged.entities}
     swappable = {t for c, t in found if c != "Date"}
     assert not swappable & {"Q3", "CFO", "CEO", "COVID-19", "pandemic", "FY2021"}
     assert ("Location", "Germany") in found and ("Location", "Paris") in found
     (raw,) = tag_entities(
-        [chunk], load_ner(), RunConfig().label_map, tmp_path, EntityFilter(defaults=False)
+        [chunk], load_ner(), RunConfig().prepare.label_map, tmp_path, EntityFilter(defaults=False)
     )
     assert len(raw.entities) > len(tagged.entities)

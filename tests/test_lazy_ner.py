@@ -53,7 +53,7 @@ def test_a_warm_prepare_never_imports_spacy(tmp_path):
         "import sys\n"
         "from neswap_core.config import RunConfig\n"
         "from neswap_core.prepare.pipeline import prepare_path\n"
-        f"cfg = RunConfig(cache_dir={str(tmp_path / 'cache')!r})\n"
+        f"cfg = RunConfig.of(cache_dir={str(tmp_path / 'cache')!r})\n"
         f"p = prepare_path({str(ROOT / 'data' / 'sample')!r}, cfg, processes=1)\n"
         "print(len(p.chunks), sum(len(c.entities) for c in p.chunks), 'spacy' in sys.modules)\n"
     )

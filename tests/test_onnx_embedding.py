@@ -72,8 +72,8 @@ def test_unknown_backend_is_a_clear_error():
     with pytest.raises(ConfigError, match="embedding_backend must be one of"):
         Embedder("m", None, backend="tensorflow")
     with pytest.raises(ConfigError, match="embedding_backend"):
-        RunConfig(embedding_backend="gpu")
-    assert RunConfig.from_dict({"embedding_backend": "torch"}).embedding_backend == "torch"
+        RunConfig.of(embedding_backend="gpu")
+    assert RunConfig.of(embedding_backend="torch").prepare.embedding_backend == "torch"
 
 
 def test_label_agreement_ignores_component_numbering():

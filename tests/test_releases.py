@@ -5,10 +5,11 @@ import hashlib
 import numpy as np
 import pytest
 
-from neswap_core.analysis import ReleaseOutcome, release_inputs
 from neswap_core.choose.frontier import choose_release
+from neswap_core.choose.sources import PaperRound
 from neswap_core.corpus import Chunk, EntitySpan
 from neswap_core.errors import ConfigError
+from neswap_core.generate.context import release_inputs
 from neswap_core.generate.releases import (
     ReleaseContext,
     category_combinations,
@@ -136,12 +137,18 @@ def test_combinations_need_enough_swap_categories():
         category_combinations(["Organization"], 2)
 
 
-def test_outcome_sentence_for_chosen_release(sweep):
-    table = sweep.table(1e20)
-    choice = choose_release(table, 0.0, 1.0)
-    outcome = ReleaseOutcome(sweep, table, choice, [])
-    assert outcome.sentence().startswith(outcome.chosen["combination"])
-    assert len(outcome.chosen_records()) == int(outcome.chosen["swaps"])
+def test_the_lines_release_is_written_with_its_pairs(sweep):
+    from neswap_core.choose.candidates import build_candidates, describe_candidate
+    from neswap_core.config import RunConfig
+    from neswap_core.run_release import finish_release
+
+    cfg = RunConfig.of(roles={"Organization": "S", "Person": "S", "Product": "S", "Location": "F",
+                           "Event": "F", "Date": "F"}, trade_off_c=1.0)
+    result = finish_release(cfg, None, None, build_candidates(sweep, cfg))
+    row = result.row
+    assert result.choice.why == "line" and row.name == choose_release(sweep.table(1e20), 0.0, 1.0).index
+    assert describe_candidate(row).startswith(f"1 round of swapping {row['combination']}")
+    assert len(result.release.changes) == int(row["swaps"]) == len(result.release.log)
 
 
 def test_written_release_is_the_reported_draw_when_draws_differ_in_length():
@@ -169,28 +176,35 @@ def test_written_release_is_the_reported_draw_when_draws_differ_in_length():
         choice = choose_release(table, 0.0, c)
         row = table.loc[choice.index]
         assert row["all_draws"]
-        outcome = ReleaseOutcome(sweep, table, choice, [])
-        assert len(outcome.chosen_records()) == row["swaps"]
+        release = PaperRound(sweep, row, 1e20).review({})
+        assert len(release.changes) == row["swaps"] and len(release.draws) == 5
 
 
 def test_no_release_says_why_and_exhausted_pairs_are_not_told_to_allow_more_swaps(monkeypatch):
     import sys
+    from types import SimpleNamespace
 
-    from neswap_core.analysis import run_analysis
     from neswap_core.config import RunConfig
+    from neswap_core.run_release import run_release
+
+    def run_analysis(chunks, x, embed, cfg):
+        prepared = SimpleNamespace(chunks=chunks, embeddings=x, raw=None,
+                                   clean=SimpleNamespace(corpus=None), timings={})
+        return run_release(prepared, cfg, embed)
 
     chunks = make_chunks(n_docs=3, per_doc=8, seed=1)
     monkeypatch.setattr(sys.modules[__name__], "ORGS", ["Acme"])  # one Organization value
     same = make_chunks(n_docs=3, per_doc=8, seed=1)
     x = embed([c.text for c in chunks])
-    cfg = RunConfig(roles={"Organization": "S", "Person": "F", "Product": "F", "Location": "F",
+    cfg = RunConfig.of(roles={"Organization": "S", "Person": "F", "Product": "F", "Location": "F",
                            "Event": "F", "Date": "F"}, combination_size=1, n_components=2,
                     n_init=1, trade_off_c=0.0)
-    outcome = run_analysis(same, embed([c.text for c in same]), embed, cfg)
-    assert outcome.chosen is None and len(outcome.table) == 0
-    assert "identical values" in outcome.no_release_reason()
-    cfg.max_swaps = 500  # far more than the valid pairs: every draw runs out of pairs
-    outcome = run_analysis(chunks, x, embed, cfg)
-    assert outcome.sweep.exhausted() and not outcome.choice.line_reached
-    assert "allow more swaps" not in outcome.choice.message
-    assert "more swaps are not possible" in outcome.choice.message
+    result = run_analysis(same, embed([c.text for c in same]), embed, cfg)
+    assert result.release is None and len(result.candidates.table) == 0
+    assert "identical values" in result.no_release_reason()
+    cfg.sweep.max_swaps = 500  # far more than the valid pairs: every draw runs out of pairs
+    result = run_analysis(chunks, x, embed, cfg)
+    line = result.choice.line
+    assert result.sweep.exhausted() and not line.line_reached
+    assert "allow more swaps" not in line.message
+    assert "more swaps are not possible" in line.message

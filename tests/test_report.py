@@ -20,7 +20,9 @@ def chunk(cid: str, text: str) -> Chunk:
 def test_columns_get_plain_labels_and_unknown_ones_read_as_words():
     assert column_label("du_sd") == "DU s.d. over draws"
     assert column_label("p_hat").endswith("(p̂)")
-    assert column_label("reading_chunk_accuracy") == "outside reader: passages the attacker names"
+    assert column_label("chunk_accuracy.reading") == "passages the attacker names (outside reader)"
+    assert column_label("chunk_accuracy_mean.in-corpus") == (
+        "passages named, mean over draws (in-corpus attacker)")
     assert column_label("some_new_column") == "some new column"
     assert list(labelled(pd.DataFrame(columns=["dr", "swaps"])).columns) == [
         "disclosure risk DR", "pairs swapped (t)"]
@@ -32,7 +34,7 @@ def test_settings_read_as_text_not_python_reprs():
     assert readable_value("label_map", {"ORG": "Organization"}) == "ORG → Organization"
     assert readable_value("plan_terms", [False, True]) == "no, yes"
     assert readable_value("publishable_columns", []) == "none"
-    frame = settings_frame(RunConfig().to_dict(), skip=("corrections",))
+    frame = settings_frame(RunConfig().settings(), skip=("corrections",))
     assert not frame["value"].str.contains(r"^\{|^\[|': '", regex=True).any()
     assert "clusters K" in set(frame["setting"]) and "corrections" not in set(frame["setting"])
 
@@ -49,7 +51,7 @@ def test_report_escapes_corpus_text_marks_changes_and_fits_the_page():
     html = html_report(
         "report", "Organization @ 2", {"review": "1 of 2 pairs kept"},
         {"Releases": pd.DataFrame({"release_id": ["x"], "du_sd": [0.1], "p_hat": [2.8e17]})},
-        settings=RunConfig().to_dict(),
+        settings=RunConfig().settings(),
         corrections=[{"action": "drop", "category": "Organization", "text": "<i>HPE</i>",
                       "chunk_id": ""}],
         decisions=decisions, examples=examples)
@@ -66,8 +68,6 @@ def test_report_escapes_corpus_text_marks_changes_and_fits_the_page():
 
 def test_every_setting_has_a_plain_label():
     """The report's settings table named three plan settings by their raw field names."""
-    from dataclasses import fields
-
     from neswap_core.publish.labels import SETTING_LABELS
 
-    assert [f.name for f in fields(RunConfig) if f.name not in SETTING_LABELS] == []
+    assert [name for name in RunConfig().settings() if name not in SETTING_LABELS] == []

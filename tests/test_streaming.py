@@ -133,8 +133,8 @@ def test_streaming_changes_no_output(tmp_path, corpus):
     nlp = load_ner()
     outputs = []
     for batch, path in ((100, None), (2, tmp_path / "e.npy")):
-        cfg = RunConfig(cache_dir=str(tmp_path / f"cache{batch}"))
-        embedder = Embedder("hash", cfg.cache_dir, model=HashModel())
+        cfg = RunConfig.of(cache_dir=str(tmp_path / f"cache{batch}"))
+        embedder = Embedder("hash", cfg.prepare.cache_dir, model=HashModel())
         outputs.append(
             prepare(corpus, cfg, embedder=embedder, nlp=nlp, batch_documents=batch,
                     embeddings_path=path)
@@ -158,8 +158,8 @@ def test_two_processes_change_no_output(tmp_path, corpus):
     nlp = load_ner()
     outputs = []
     for batch, processes in ((100, 1), (1, 2)):
-        cfg = RunConfig(cache_dir=str(tmp_path / f"cache{processes}"))
-        embedder = Embedder("hash", cfg.cache_dir, model=HashModel())
+        cfg = RunConfig.of(cache_dir=str(tmp_path / f"cache{processes}"))
+        embedder = Embedder("hash", cfg.prepare.cache_dir, model=HashModel())
         outputs.append(prepare(corpus, cfg, embedder=embedder, nlp=nlp, batch_documents=batch,
                                processes=processes))
     one, two = outputs

@@ -1,17 +1,22 @@
-"""Measured accuracies of every candidate release of a sweep (SPEC §8 on R_cand, §3).
+"""Measured risk columns of the candidate table (SPEC §8 on every candidate, §12's panel).
 
 ``build_scorers`` trains the attackers once per corpus: the reading attacker when a reading is
-given (``measure/reading.py``) and the in-corpus attacker always. ``attack_columns`` scores every
-candidate (J, t): a draw's releases are the prefixes of its swap run, so each draw's changed
-chunks are vectorised once (``ReleaseScorer.score_steps``) and the release after t swaps costs
-only sums. Columns (per attacker, prefixed ``reading_`` / ``in_corpus_``; the *primary* attacker —
-the reading one when available, else the in-corpus one — also unprefixed, the names the
-frontier and the goal use):
+given (``measure/reading.py``) and the in-corpus attacker always. Every measured column is keyed
+by **attacker** and **level** (chunk or document), so more attacker families (issue 22's panel)
+are more columns, never new branches:
 
-``chunk_accuracy`` (± ``_sd`` over the draws that reached t), ``chunk_top5``,
-``document_accuracy`` (± ``_sd``), ``changed_accuracy_pre``, ``changed_accuracy_post`` (± ``_sd``),
-``chunk_accuracy_released``/``document_accuracy_released``/``mcnemar_p`` (the written release:
-draw 0's first t pairs), and ``attacker`` (the primary's name) and ``chance``.
+* ``chunk_accuracy.<attacker>``, ``document_accuracy.<attacker>`` (``risk_column``): the share
+  of passages / documents that attacker names in the candidate's written text, with
+  ``chunk_top5.<attacker>``, ``changed_accuracy_pre.<attacker>``,
+  ``changed_accuracy_post.<attacker>`` (the changed passages before/after, the paper's Table 2)
+  and ``mcnemar_p.<attacker>`` (Table 3);
+* ``chunk_accuracy`` and ``document_accuracy`` without a suffix: the **primary** attacker's
+  (``primary_name``: the reading attacker when there is one, else the in-corpus one; issue 22
+  makes it the panel's worst case), the columns goals and the frontier use; ``attacker`` names it
+  and ``chance`` is 1 / number of companies;
+* over the paper's M Monte Carlo draws (``draws_columns``): ``chunk_accuracy_mean.<attacker>``
+  and ``_sd`` (ddof 1; 0 for one draw), the same for ``document_accuracy`` and
+  ``changed_accuracy_post``; a plan has one draw (mean = its value, s.d. 0).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..corpus import Chunk
+from ..generate.releases import combination_name
 from ..measure.attack import CrossFittedAttacker, TextAttacker
 from ..measure.attack_scores import AttackMeasures, ReleaseScorer
 
@@ -33,6 +39,22 @@ ATTACKER_NOTES = {
     "document, which SPEC §8 calls the stronger, pessimistic reading; with little text per "
     "company it can still name fewer chunks than an outside reader (dev corpus: 0.60 vs 0.76)",
 }
+#: The levels an attacker names at (SPEC §12: the document is the unit that must not be named).
+LEVELS = ("chunk", "document")
+#: Measured figures of one attacker on one text: column stem -> AttackMeasures attribute.
+MEASURED = {"chunk_accuracy": "chunk_top1", "document_accuracy": "document_accuracy",
+            "chunk_top5": "chunk_top5", "changed_accuracy_pre": "changed_pre_top1",
+            "changed_accuracy_post": "changed_post_top1", "mcnemar_p": "mcnemar_p"}  # fmt: skip
+#: Figures summarised over the paper's M draws (``_mean`` and ``_sd`` columns).
+OVER_DRAWS = ("chunk_accuracy", "document_accuracy", "changed_accuracy_post")
+
+
+def risk_column(level: str, attacker: str | None = None) -> str:
+    """Name of a measured risk column: ``chunk_accuracy`` (primary) or ``chunk_accuracy.reading``."""
+    if level not in LEVELS:
+        raise ValueError(f"level is one of {LEVELS}, got {level!r}")
+    stem = f"{level}_accuracy"
+    return stem if attacker is None else f"{stem}.{attacker}"
 
 
 def build_scorers(
@@ -60,6 +82,19 @@ def primary_name(scorers: Mapping[str, ReleaseScorer]) -> str | None:
     return READING if READING in scorers else next(iter(scorers), None)
 
 
+def measured_row(scorers: Mapping[str, ReleaseScorer], changed: Mapping[int, str]) -> dict:
+    """Every attacker's figures on one written text (``changed``: {position: released text})."""
+    row: dict = {}
+    primary = primary_name(scorers)
+    for name, scorer in scorers.items():
+        measures: AttackMeasures = scorer.score(changed)
+        for stem, attr in MEASURED.items():
+            row[f"{stem}.{name}"] = float(getattr(measures, attr))
+        if name == primary:
+            row.update(_primary(name, measures))
+    return row
+
+
 def draw_steps(draw) -> list[dict[int, str]]:
     """One step per swap of a draw: {position: released text} of its two chunks."""
     return [
@@ -80,11 +115,13 @@ def summarise(measures: Sequence[AttackMeasures]) -> dict[str, float]:
     return out
 
 
-def _rows(sweep, scorer: ReleaseScorer) -> dict[str, dict[str, float]]:
-    """release_id -> measured columns (unprefixed) for every (J, t) of ``Sweep.table``."""
-    from ..generate.releases import combination_name
+def _draw_rows(sweep, name: str, scorer: ReleaseScorer, primary: bool) -> dict[str, dict]:
+    """release_id -> one attacker's figures for every (J, t) of the paper's sweep: on the
+    written text (draw 0) and over the draws that reached t.
 
-    rows: dict[str, dict[str, float]] = {}
+    A draw's releases are the prefixes of its swap run, so each draw's changed chunks are
+    vectorised once (``ReleaseScorer.score_steps``) and the release after t swaps costs sums."""
+    rows: dict[str, dict] = {}
     for combo in sweep.combinations:
         draws = sweep.draws_for(combo)
         if not draws:
@@ -92,43 +129,40 @@ def _rows(sweep, scorer: ReleaseScorer) -> dict[str, dict[str, float]]:
         per_draw = [scorer.score_steps(draw_steps(d)) for d in draws]
         for t in range(1, draws[0].n_swaps + 1):
             reach = [ms[t - 1] for ms in per_draw if len(ms) >= t]
-            s, written = summarise(reach), reach[0]
-            rows[f"{combination_name(combo)} @ {t}"] = {
-                "chunk_accuracy": s["chunk_top1"], "chunk_accuracy_sd": s["chunk_top1_sd"],
-                "chunk_top5": s["chunk_top5"],
-                "document_accuracy": s["document_accuracy"],
-                "document_accuracy_sd": s["document_accuracy_sd"],
-                "changed_accuracy_pre": s["changed_pre_top1"],
-                "changed_accuracy_post": s["changed_post_top1"],
-                "changed_accuracy_post_sd": s["changed_post_top1_sd"],
-                "chunk_accuracy_released": written.chunk_top1,
-                "document_accuracy_released": written.document_accuracy,
-                "mcnemar_p": written.mcnemar_p,
-            }  # fmt: skip
+            written, s = reach[0], summarise(reach)
+            row = {f"{stem}.{name}": float(getattr(written, attr)) for stem, attr in MEASURED.items()}
+            if primary:
+                row.update(_primary(name, written))
+            for stem in OVER_DRAWS:
+                attr = MEASURED[stem]
+                row[f"{stem}_mean.{name}"] = s[attr]
+                row[f"{stem}_sd.{name}"] = s[attr + "_sd"]
+            rows[f"{combination_name(combo)} @ {t}"] = row
     return rows
 
 
-def attack_columns(sweep, scorers: Mapping[str, ReleaseScorer]) -> pd.DataFrame:
-    """Measured columns for every candidate of ``sweep`` (index ``release_id``; module doc)."""
+def _primary(name: str, measures: AttackMeasures) -> dict:
+    return {"chunk_accuracy": float(measures.chunk_top1),
+            "document_accuracy": float(measures.document_accuracy), "attacker": name,
+            "chance": float(measures.chance)}  # fmt: skip
+
+
+def draws_columns(sweep, scorers: Mapping[str, ReleaseScorer]) -> pd.DataFrame:
+    """Every attacker's figures for every paper candidate (index release_id): on its written
+    draw, as ``measured_row`` gives them, and over its M draws (module docstring)."""
     primary = primary_name(scorers)
-    frames = []
-    for name, scorer in scorers.items():
-        frame = pd.DataFrame.from_dict(_rows(sweep, scorer), orient="index")
-        prefix = name.replace("-", "_") + "_"
-        frames.append(frame.add_prefix(prefix))
-        if name == primary:
-            frame = frame.assign(attacker=name, chance=scorer.pre_release().chance)
-            frames.insert(0, frame)
-    if not frames:
-        return pd.DataFrame()
-    return pd.concat(frames, axis=1)
+    frames = [pd.DataFrame.from_dict(_draw_rows(sweep, name, scorer, name == primary),
+                                     orient="index")
+              for name, scorer in scorers.items()]  # fmt: skip
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, axis=1) if frames else pd.DataFrame()
 
 
-def with_attack_columns(
-    table: pd.DataFrame, sweep, scorers: Mapping[str, ReleaseScorer]
-) -> pd.DataFrame:
-    """``table`` (``Sweep.table``) with the measured columns joined on ``release_id``."""
-    if not scorers or len(table) == 0:
-        return table
-    columns = attack_columns(sweep, scorers)
-    return table.join(columns.drop(columns=[c for c in columns if c in table], errors="ignore"))
+def single_draw_columns(row: Mapping[str, float], scorers: Mapping[str, ReleaseScorer]) -> dict:
+    """The over-draws columns of a candidate made of one text (a plan): mean = value, s.d. 0."""
+    out = {}
+    for name in scorers:
+        for stem in OVER_DRAWS:
+            out[f"{stem}_mean.{name}"] = row.get(f"{stem}.{name}", float("nan"))
+            out[f"{stem}_sd.{name}"] = 0.0
+    return out

@@ -1,305 +1,178 @@
-"""Candidate releases of a grid of plans, their measures, and the goal "accuracy at most X" (SPEC §10).
+"""Every candidate release of a run in one table (SPEC §3, §7, §10): key/candidates.csv.
 
-``PlanGrid`` lists plans (rounds × category sets × term swapping on/off × redaction level);
-``plan_candidates`` applies each plan once (seeded) and turns every stage (the release after
-round 1, 2, …, after one-vs-many, after redaction) into a candidate row with DU, DR, the
-readable utility measures (measures.py) and, given an attack scorer, the measured chunk and
-document accuracies (SPEC §8). ``paper_rows`` gives the paper's single-round candidates the
-same columns, so one table holds both and the frontier works on any risk/utility pair.
+A candidate is a stage of a plan; the paper's releases (J, t) are one-round plans drawn by the
+paper's own sampler (``choose.sources``). ``build_candidates`` lists them all — the paper's
+sweep, then the plan grid when ``plan_rounds`` > 0 — and measures each one the same way:
+``Candidates.table`` has one row per candidate and the columns of ``COLUMNS`` (one meaning each:
+every measure describes the **written** text, i.e. the paper's draw 0 or the plan's one text;
+``_mean``/``_sd`` columns summarise the paper's M Monte Carlo draws) and, with attackers, the
+measured columns of ``choose.attack_columns`` (keyed by attacker and level).
+``Candidates.source(release_id)`` gives back how a candidate's text is made and reviewed.
 
-DR of a plan (decision, SPEC §10 leaves it open): the paper's formula with J = the entity
-categories of the plan's first swap round, z_J of the pre-swap data, and as "swapped sample
-uniques" every sample unique of z_J that any swap, term swap or one-vs-many exchange changed,
-in any round, counted once. A one-round plan gives the paper's DR exactly; later rounds can
-only lower it (more uniques swapped); redaction alone leaves DR at 1 (it is measured by the
-attack instead). A plan whose first round swaps only terms has no J: its DR is 1.
+The trade-off line (SPEC §7) chooses among the paper's candidates (``line_pool``): their DR is
+the paper's and their DU/DR are means over the draws, as the paper reports them; a goal
+(``choose.goals``) or a pin chooses among all of them.
 """
 
 from __future__ import annotations
 
-import json
-import re
-import zlib
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 
-import numpy as np
 import pandas as pd
 
-from ..corpus import Chunk
 from ..errors import ConfigError
-from ..generate.plan_engine import PlanResources, PlanResult, PlanStage
-from ..generate.plans import Plan, Redact, apply_plan, default_plan, step_to_dict
-from ..measure import risk as risk_mod
-from ..measure.release_measures import ReleaseMeasures, release_measures
-from .frontier import TradeOffChoice, choose_release
+from ..generate.releases import Sweep
+from .attack_columns import draws_columns, measured_row, single_draw_columns
+from .frontier import frontier_mask, near_one
+from .plan_grid import (
+    PlanCandidates,
+    PlanGrid,
+    changed_texts,
+    one_plan_candidates,
+    plan_candidates,
+    total_words,
+)
+from .sources import PAPER, PaperRound, PlanStage
 
 Progress = Callable[[float, str], None]
-RISK_AXES = ("chunk_accuracy", "document_accuracy", "dr")
+Source = PaperRound | PlanStage
+
+#: The candidate table's columns before the measured ones, and what each means.
+COLUMNS: dict[str, str] = {
+    "release_id": "the candidate: 'J @ t' (the paper's) or 'plan k · stage'",
+    "sampler": "'paper': one round of the paper's sequential swaps; 'plan': a plan of the grid",
+    "combination": "the categories the candidate swaps",
+    "swaps": "pairs swapped (a plan: entity, term and one-vs-many exchanges)",
+    "rounds": "swap rounds",
+    "description": "what the candidate does, in words",
+    "plan": "the plan as JSON (run.toml's release_plan; empty for the paper's)",
+    "plan_index": "position of the plan in the grid (-1: the paper's)",
+    "stage_index": "stage of the plan (-1: the paper's)",
+    "du": "DU of the written text (SPEC §6)",
+    "dr": "DR of the written text (SPEC §5; a plan's as in plan_grid.py)",
+    "du_mean": "DU, mean over the draws that reached the candidate (SPEC §3; a plan: 1 draw)",
+    "du_sd": "DU, s.d. over those draws",
+    "dr_mean": "DR, mean over the draws that reached the candidate",
+    "dr_sd": "DR, s.d. over those draws",
+    "draws": "draws that reached the candidate",
+    "draws_total": "draws made",
+    "all_draws": "reached by every draw (the line chooses only such candidates)",
+    "swap_rate": "r = 2t/n, share of passages swapped (the paper's)",
+    "p_hat": "share of sample uniques that are population uniques (the paper's Pitman fit)",
+    "risk_status": "status of that fit",
+    "words_unchanged": "share of words unchanged in the written text",
+    "mean_cosine": "mean cosine of each passage's embedding before and after",
+    "clusters_unchanged": "share of passages whose cluster is unchanged",
+    "chunks_changed": "share of passages changed",
+}
 UTILITY_AXES = ("words_unchanged", "du", "mean_cosine", "clusters_unchanged")
-_WORD = re.compile(r"\w+")
 
 
-@dataclass(frozen=True)
-class PlanGrid:
-    """The plans of a sweep: rounds × category sets × terms on/off × redaction levels."""
+@dataclass(eq=False)
+class Candidates:
+    """The one table of a run's candidates, and each candidate's source (module docstring)."""
 
-    categories: tuple[tuple[str, ...], ...]
-    rounds: int = 3
-    terms: tuple[bool, ...] = (False, True)
-    redaction_levels: tuple[float, ...] = (0.0,)
-    redaction_method: str = "targeted"
-    redaction_fill: str = "mask"
-    redaction_alone: bool = True
-    require: str = "any"
-    coverage: float = 0.9
-    similarity_floor: float = 0.3
-    concentration_floor: float = 0.0
-    one_vs_many: bool = True
-    seed: int = 0
-
-    def plans(self) -> list[Plan]:
-        if self.rounds < 1:
-            raise ConfigError(f"plan_rounds must be >= 1 to build plans, got {self.rounds}.")
-        return [
-            default_plan(cats, rounds=self.rounds, terms=t, redaction=level,
-                         redaction_method=self.redaction_method, fill=self.redaction_fill,
-                         require=self.require,
-                         coverage=self.coverage, similarity_floor=self.similarity_floor,
-                         concentration_floor=self.concentration_floor,
-                         one_vs_many=self.one_vs_many)  # fmt: skip
-            for cats in self.categories
-            for t in self.terms
-            for level in self.redaction_levels
-        ] + self.redaction_plans()
-
-    def redaction_plans(self) -> list[Plan]:
-        """Redaction alone at each level > 0 (``redaction_alone``), after the swap plans so their
-        numbers do not move: on the dev corpus targeted redaction alone is on the frontier near
-        85 % of words unchanged, where every swap-first plan has already spent words on swaps."""
-        if not self.redaction_alone:
-            return []
-        levels = dict.fromkeys(v for v in self.redaction_levels if v > 0)
-        return [Plan((Redact(level, self.redaction_method, fill=self.redaction_fill),))
-                for level in levels]
-
-    @classmethod
-    def from_config(cls, config) -> PlanGrid:
-        """The grid a ``RunConfig`` asks for (``plan_*`` settings)."""
-        cats = tuple(config.plan_categories) or tuple(config.swap_categories)
-        return cls(
-            categories=(cats,),
-            rounds=config.plan_rounds,
-            terms=tuple(bool(t) for t in config.plan_terms),
-            redaction_levels=tuple(float(v) for v in config.plan_redaction_levels),
-            redaction_method=config.plan_redaction_method,
-            redaction_fill=config.plan_redaction_fill,
-            redaction_alone=config.plan_redaction_alone,
-            require=config.plan_require,
-            coverage=config.plan_coverage,
-            similarity_floor=config.plan_similarity_floor,
-            concentration_floor=config.plan_concentration_floor,
-            one_vs_many=config.plan_one_vs_many,
-            seed=config.seed,
-        )
-
-
-@dataclass
-class PlanCandidates:
-    """Applied plans and one table row per stage (``results[k]`` holds plan k's stages)."""
-
-    ctx: object
-    results: list[PlanResult]
     table: pd.DataFrame
-    resources: PlanResources = field(repr=False, default=None)
-    seed: int = 0
-    population: float = 1e20
-    scorer: object = field(repr=False, default=None)
+    sweep: Sweep
+    sources: dict[str, Source] = field(repr=False)
+    plans: PlanCandidates | None = field(default=None, repr=False)
 
-    def stage(self, release_id: str) -> tuple[PlanResult, PlanStage]:
-        row = self.table.loc[release_id]
-        result = self.results[int(row["plan_index"])]
-        return result, result.stages[int(row["stage_index"])]
+    def source(self, release_id: str) -> Source:
+        try:
+            return self.sources[release_id]
+        except KeyError:
+            raise ConfigError(f"{release_id!r} is not a candidate of these settings.") from None
 
-    def replay(self, release_id: str, rejected: frozenset[str]) -> tuple[PlanResult, PlanStage]:
-        """The release ``release_id`` with the ``rejected`` change keys left out (same seed).
+    def line_pool(self) -> pd.DataFrame:
+        """The candidates the trade-off line chooses among: the paper's (module docstring)."""
+        return self.table[self.table["sampler"] == PAPER] if len(self.table) else self.table
 
-        Nothing is recomputed when no change of the release is rejected. Otherwise the plan is
-        re-applied skipping rejected changes; the stage is the same one (round r, or the last
-        the replay reached).
-        """
-        result, stage = self.stage(release_id)
-        if not rejected & {c.key for c in result.changes[: stage.n_changes]}:
-            return result, stage
-        index = int(self.table.loc[release_id, "stage_index"])
-        again = apply_plan(self.ctx, result.plan, np.random.default_rng(plan_seed(self.seed, result.plan)),
-                           frozenset(rejected), self.resources)  # fmt: skip
-        if not again.stages:
-            return again, PlanStage("nothing left", 0, 0, 0, {}, frozenset(), 0.0)
-        return again, again.stages[min(index, len(again.stages) - 1)]
+    def frontier(self) -> pd.DataFrame:
+        """The line pool's risk–utility frontier (DU and DR means; key/frontier.csv)."""
+        pool = self.line_pool()
+        if len(pool) == 0:
+            return pool
+        return pool[frontier_mask(pool["du_mean"].to_numpy(float), pool["dr_mean"].to_numpy(float))]
 
-    def measures(self, result: PlanResult, stage: PlanStage) -> dict:
-        """DU, DR, words unchanged, … (and accuracies with a scorer) of a (reviewed) stage."""
-        row = measure_row(self.ctx, stage.changed, self.scorer)
-        row["dr"] = plan_risk(self.ctx, result.plan, result.changes[: stage.n_changes],
-                              self.population, {})  # fmt: skip
-        return row
+    @property
+    def ctx(self):
+        return self.sweep.ctx
 
 
-def plan_seed(seed: int, plan: Plan) -> list[int]:
-    """The random seed of a plan: the run's seed and a checksum of its steps before redaction.
+def candidate_table(sources: Mapping[str, Source], ctx, scorers=None, sweep=None,
+                    progress: Progress | None = None) -> pd.DataFrame:
+    """One row per candidate: ``COLUMNS`` and, with ``scorers``, the measured columns.
 
-    Plans that differ only in their redaction level draw the same swaps, so their swap stages
-    are the same text (embedded once, through the cache); a replay after review uses it too.
-    """
-    swap_part = [step_to_dict(s) for s in plan.steps if s.kind != "redact"]
-    return [int(seed), zlib.crc32(json.dumps(swap_part, sort_keys=True).encode())]
-
-
-def plan_risk(ctx, plan: Plan, changes: Sequence, population: float, profiles: dict) -> float:
-    """DR of a plan stage (module docstring): J = the first round's entity categories.
-
-    A chunk counts as swapped when a change exchanged one of its values of a category in J
-    (both chunks of the exchange); a term swap or a redaction alone leaves its z_J cell as it was.
-    """
-    cats = plan.risk_categories
-    if not cats:
-        return 1.0
-    if cats not in profiles:
-        profiles[cats] = risk_mod.fit_risk(ctx.z, list(cats), population)
-    swapped = {cid for c in changes if c.kind != "redact" and any(d[0] in cats for d in c.detail)
-               for cid in c.chunk_ids}  # fmt: skip
-    return risk_mod.disclosure_risk(profiles[cats], swapped)
-
-
-def _changed_texts(ctx, changed: Mapping[int, Chunk]) -> dict[int, str]:
-    return {p: c.text for p, c in changed.items() if c.text != ctx.chunks[p].text}
-
-
-def measure_row(ctx, changed: Mapping[int, Chunk], scorer=None, total_words: int | None = None) -> dict:
-    """Utility measures (and attack accuracies when ``scorer`` is given) of one release."""
-    m: ReleaseMeasures = release_measures(ctx, changed, total_words)
-    row = {"du": m.du, "words_unchanged": m.words_unchanged, "mean_cosine": m.mean_cosine,
-           "clusters_unchanged": m.clusters_unchanged, "chunks_changed": m.chunks_changed}  # fmt: skip
-    if scorer is not None:
-        attack = scorer.score(_changed_texts(ctx, changed))
-        row["chunk_accuracy"] = float(attack.chunk_top1)
-        row["document_accuracy"] = float(attack.document_accuracy)
-    return row
-
-
-def plan_candidates(
-    ctx,
-    grid: PlanGrid,
-    population: float,
-    scorer=None,
-    progress: Progress | None = None,
-    rejected: frozenset[str] = frozenset(),
-) -> PlanCandidates:
-    """Apply every plan of ``grid`` (seed ``grid.seed``) and measure every stage (see module)."""
-    plans = grid.plans()
-    resources = PlanResources(ctx.chunks)
-    total_words = sum(len(_WORD.findall(c.text)) for c in ctx.chunks)
-    profiles: dict = {}
-    results, rows = [], []
-    for k, plan in enumerate(plans):
-        if progress:
-            progress(k / len(plans), plan.describe())
-        result = apply_plan(ctx, plan, np.random.default_rng(plan_seed(grid.seed, plan)), rejected,
-                            resources)  # fmt: skip
-        results.append(result)
-        redacts = any(s.kind == "redact" for s in plan.steps)
-        for s_index, stage in enumerate(result.stages):
-            if redacts and stage is not result.stages[-1]:
-                continue  # the swap stages are the same as the plan without redaction
-            row = {
-                "release_id": f"plan {k + 1} · {stage.label}",
-                "source": "plan",
-                "plan_index": k,
-                "stage_index": s_index,
-                "combination": " + ".join(plan.steps_categories()),
-                "swaps": sum(1 for c in result.changes[: stage.n_changes] if c.kind != "redact"),
-                "rounds": stage.round,
-                "description": plan.describe(),
-                "dr": plan_risk(ctx, plan, result.changes[: stage.n_changes], population, profiles),
-                "plan": json.dumps(plan.to_dict(), sort_keys=True),
-            }
-            row.update(measure_row(ctx, stage.changed, scorer, total_words))
-            rows.append(row)
-    if progress:
-        progress(1.0, "done")
-    table = pd.DataFrame(rows)
-    if len(table):
-        table = table.set_index("release_id", drop=False)
-    return PlanCandidates(ctx, results, table, resources, grid.seed, population, scorer)
-
-
-#: Columns of ``Sweep.table`` about the M draws, kept so that the choice (frontier.choose_release)
-#: skips rows averaged over only some draws and the written draw's own DU/DR stay visible.
-_DRAW_COLUMNS = ("du_sd", "dr_sd", "draws", "draws_total", "all_draws", "du_released", "dr_released")
-
-
-def paper_rows(sweep, table: pd.DataFrame, scorer=None) -> pd.DataFrame:
-    """The paper's candidates (``Sweep.table``) with the plan columns; measures from draw 0."""
-    ctx = sweep.ctx
-    total_words = sum(len(_WORD.findall(c.text)) for c in ctx.chunks)
+    The paper's candidates take their measured figures from their draws (``draws_columns``:
+    each draw scored once, step by step); any other candidate is one text, scored on its own
+    (``measured_row``; its mean over draws is that value, s.d. 0)."""
+    words = total_words(ctx)
+    over = draws_columns(sweep, scorers) if scorers and sweep is not None else pd.DataFrame()
     rows = []
-    for release_id, row in table.iterrows():
-        draw = sweep.draws_for(tuple(row["categories"]))[0]
-        t = min(int(row["swaps"]), draw.n_swaps)
-        measures = measure_row(ctx, draw.run.changed_after(t), scorer, total_words)
-        measures.pop("du")  # keep the sweep's DU (mean over draws)
-        rows.append({"release_id": release_id, "source": "paper", "plan_index": -1,
-                     "stage_index": -1, "combination": row["combination"], "swaps": int(row["swaps"]),
-                     "rounds": 1, "description": f"1 round of swapping {row['combination']} (paper)",
-                     "du": float(row["du"]), "dr": float(row["dr"]), "plan": "", **measures,
-                     **{k: row[k] for k in _DRAW_COLUMNS if k in row}})  # fmt: skip
-    out = pd.DataFrame(rows)
-    return out.set_index("release_id", drop=False) if len(out) else out
+    for k, source in enumerate(sources.values()):
+        if progress and k % 10 == 0:
+            progress(k / max(len(sources), 1), "Measuring every candidate")
+        row = source.row()
+        row.update(source.utility(words))
+        if scorers and source.release_id in over.index:
+            row.update(over.loc[source.release_id].to_dict())
+        elif scorers:
+            row.update(measured_row(scorers, changed_texts(ctx, source.changed())))
+            row.update(single_draw_columns(row, scorers))
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    return table.set_index("release_id", drop=False) if len(table) else table
 
 
-def candidate_table(paper: pd.DataFrame, plans: pd.DataFrame) -> pd.DataFrame:
-    """One table of every candidate, the paper's first (same columns, index ``release_id``)."""
-    frames = [f for f in (paper, plans) if f is not None and len(f)]
-    if not frames:
-        return pd.DataFrame()
-    return pd.concat(frames)
+def paper_sources(sweep: Sweep, population: float) -> dict[str, PaperRound]:
+    """The paper's candidates (J, t) of a sweep, in the order of ``Sweep.table``."""
+    table = sweep.table(population)
+    return {rid: PaperRound(sweep, row, population) for rid, row in table.iterrows()}
 
 
-def choose_candidate(table: pd.DataFrame, max_risk: float, risk: str = "chunk_accuracy",
-                     utility: str = "words_unchanged") -> TradeOffChoice:  # fmt: skip
-    """The most useful candidate whose ``risk`` is at most ``max_risk`` (SPEC §10's goal).
+def plan_sources(plans: PlanCandidates | None) -> dict[str, PlanStage]:
+    if plans is None or not len(plans.table):
+        return {}
+    return {rid: PlanStage(plans, rid) for rid in plans.table.index}
 
-    It is the trade-off line with slope 0 on the chosen axes (frontier.choose_release): when no
-    candidate reaches it, the lowest-risk one is chosen and flagged.
-    """
-    if risk not in table.columns:
-        raise ConfigError(
-            f"The candidates have no {risk!r} column: measured accuracies need an attacker "
-            "(give the corpus an attacker/ reading, or use risk='dr')."
-        )
-    if utility not in table.columns:
-        raise ConfigError(f"Unknown utility axis {utility!r}; choose one of {UTILITY_AXES}.")
-    return choose_release(table, 0.0, float(max_risk), utility=utility, risk=risk)
+
+def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidates | None = None,
+                     progress: Progress | None = None) -> Candidates:
+    """Every candidate of ``config``: the paper's sweep, then the plan grid (``plan_rounds`` > 0).
+
+    ``scorers``: attack ``ReleaseScorer`` objects by attacker name (``build_scorers``) for the
+    measured columns, or None. ``plans``: the grid already applied (the app caches it)."""
+    say = progress or (lambda f, m: None)
+    if plans is None and config.plans.plan_rounds > 0:
+        plans = plan_candidates(sweep.ctx, PlanGrid.from_config(config), config.sweep.population,
+                                lambda f, m: say(0.8 * f, m))  # fmt: skip
+    sources = {**paper_sources(sweep, config.sweep.population), **plan_sources(plans)}
+    table = candidate_table(sources, sweep.ctx, scorers, sweep, lambda f, m: say(0.8 + 0.2 * f, m))
+    return Candidates(table, sweep, sources, plans)
+
+
+def with_plan(candidates: Candidates, plan: Mapping, config, scorers=None) -> Candidates:
+    """``candidates`` and the stages of one more plan (a pinned plan the grid does not list),
+    named "pinned plan · stage" so they never take a grid candidate's name."""
+    extra = one_plan_candidates(candidates.ctx, plan, config.sweep.seed, config.sweep.population)
+    names = {rid: "pinned " + rid for rid in extra.table.index}
+    table = extra.table.rename(index=names).assign(release_id=lambda t: t.index)
+    extra = replace(extra, table=table)
+    sources = plan_sources(extra)
+    rows = candidate_table(sources, candidates.ctx, scorers)
+    merged = pd.concat([candidates.table, rows]) if len(candidates.table) else rows
+    return Candidates(merged, candidates.sweep, {**candidates.sources, **sources}, candidates.plans)
 
 
 def describe_candidate(row: pd.Series) -> str:
     """E.g. "3 rounds of swapping …, 8 % of words masked: 71 % of chunks changed, 89 % of words
-    unchanged; an outside reader names 28 % of passages"."""
+    unchanged, DR 0.962, DU 0.9981; the attacker names the company of 28 % of passages and 60 %
+    of documents"."""
     text = (f"{row['description']}: {100 * row['chunks_changed']:.0f} % of chunks changed, "
-            f"{100 * row['words_unchanged']:.0f} % of words unchanged")  # fmt: skip
+            f"{100 * row['words_unchanged']:.0f} % of words unchanged, DR "
+            f"{near_one(row['dr'], 3)}, DU {near_one(row['du'], 4)}")  # fmt: skip
     if "chunk_accuracy" in row and pd.notna(row.get("chunk_accuracy")):
         text += (f"; the attacker names the company of {100 * row['chunk_accuracy']:.0f} % of "
                  f"passages and {100 * row['document_accuracy']:.0f} % of documents")  # fmt: skip
     return text
-
-
-def chunks_of(candidates: PlanCandidates, release_id: str) -> list[Chunk]:
-    """The released chunks of a plan candidate."""
-    result, stage = candidates.stage(release_id)
-    return result.chunks_at(stage)
-
-
-def changes_of(candidates: PlanCandidates, release_id: str) -> Sequence:
-    result, stage = candidates.stage(release_id)
-    return result.changes[: stage.n_changes]

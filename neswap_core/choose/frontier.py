@@ -124,11 +124,11 @@ def describe_release(row: pd.Series) -> str:
     """
     return (
         f"{row['combination']}, {int(row['swaps'])} swaps, r = {100 * row['swap_rate']:.1f}%: "
-        f"DR {_near_one(row['dr'], 3)}, DU {_near_one(row['du'], 4)}"
+        f"DR {near_one(row['dr'], 3)}, DU {near_one(row['du'], 4)}"
     )
 
 
-def _near_one(value: float, decimals: int) -> str:
+def near_one(value: float, decimals: int) -> str:
     """``value`` with ``decimals`` decimals, or up to 8 when it is closer to 1 than that shows."""
     gap = abs(1.0 - float(value))
     if not 0 < gap < 10.0 ** -decimals:

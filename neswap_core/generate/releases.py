@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..config import DEFAULT_COMBINATION_SIZE, DEFAULT_DRAWS, DEFAULT_MAX_SWAPS
 from ..corpus import Chunk
-from ..errors import ConfigError
+from ..errors import ConfigError, NoValidPairsError
 from ..measure import risk as risk_mod
 from ..measure.utility import UtilityBaseline, data_utility, utility_baseline, utility_deltas
 from ..text.contingency import contingency_table
@@ -286,3 +286,28 @@ def evaluate_records(
     du = data_utility(sweep.ctx.baseline, draw.deltas[keep].sum())
     dr = release_risk(prof, draw, keep)
     return float(du), float(dr)
+
+
+def sweep_for_config(ctx: ReleaseContext, config, progress: Progress | None = None) -> Sweep:
+    """The paper's candidate releases R_cand for the settings of ``config`` (SPEC §3)."""
+    check_swap_entities(ctx.chunks, config.swap_categories)
+    return sweep_releases(
+        ctx, config.swap_categories, combination_size=config.sweep.combination_size,
+        max_swaps=config.sweep.max_swaps, draws=config.sweep.draws, require=config.sweep.require,
+        suppress_leftovers=config.sweep.suppress_leftovers, seed=config.sweep.seed,
+        population=config.sweep.population, progress=progress,
+    )
+
+
+def check_swap_entities(chunks: Sequence[Chunk], categories: Sequence[str]) -> None:
+    """Raise ``NoValidPairsError`` when no chunk has an entity of any S category (nothing to swap)."""
+    present = {s.category for ch in chunks for s in ch.entities}
+    if not categories or present & set(categories):
+        return
+    found = ", ".join(sorted(present)) or "no named entity at all"
+    raise NoValidPairsError(
+        f"No chunk has an entity of a swappable category ({', '.join(categories)}); the "
+        f"{len(chunks)} chunks contain {found}. There is nothing to swap: give role S to a "
+        "category that occurs, or load transcripts that name organisations, people, products "
+        "or places."
+    )

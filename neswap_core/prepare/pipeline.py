@@ -164,7 +164,7 @@ class Prepared:
             "protect": self.config.protect,
             "documents": len(self.raw),
             "chunks": len(self.chunks),
-            "threshold": self.config.threshold,
+            "threshold": self.config.prepare.threshold,
             "entities_per_category": ents,
             "chunks_with_entity_per_category": with_ent,
             "share_chunks_with_entity": {
@@ -224,11 +224,11 @@ def prepare_batch(docs: Corpus, config: RunConfig, nlp, embedder, entity_filter=
     timings: dict[str, float] = {}
     cpu: dict[str, float] = {}
     with _timed(timings, "clean", cpu):
-        clean = clean_corpus(docs, nlp=nlp, cache_dir=config.cache_dir)
+        clean = clean_corpus(docs, nlp=nlp, cache_dir=config.prepare.cache_dir)
     with _timed(timings, "chunking", cpu):
-        chunks = chunk_documents(clean.corpus, embedder, config.threshold, config.buffer)
+        chunks = chunk_documents(clean.corpus, embedder, config.prepare.threshold, config.prepare.buffer)
     with _timed(timings, "ner", cpu):
-        chunks = tag_entities(chunks, nlp, config.label_map, config.cache_dir, entity_filter)
+        chunks = tag_entities(chunks, nlp, config.prepare.label_map, config.prepare.cache_dir, entity_filter)
     return BatchOutput(clean, chunks, None, timings, cpu)
 
 
@@ -317,9 +317,9 @@ def prepare(
     say = progress or (lambda f, m: None)
     with _timed(timings, "load_models", cpu):
         say(0.0, "Loading models")
-        nlp = nlp or LazyNer(config.spacy_model)  # spaCy imported only if a text needs tagging
+        nlp = nlp or LazyNer(config.prepare.spacy_model)  # spaCy imported only if a text needs tagging
         embedder = embedder or Embedder(  # loads its model on first use, in each process
-            config.embedding_model, config.cache_dir, backend=config.embedding_backend
+            config.prepare.embedding_model, config.prepare.cache_dir, backend=config.prepare.embedding_backend
         )
     entity_filter = EntityFilter.from_config(config)
     documents = corpus.documents
@@ -349,16 +349,16 @@ def prepare(
     clean = (merge_clean(corpus, [d for o in outputs for d in o.clean.corpus.documents],
                          [(o.clean.presentation, o.clean.identifiers, o.clean.people)
                           for o in outputs])
-             if outputs else clean_corpus(corpus, nlp=nlp, cache_dir=config.cache_dir))
+             if outputs else clean_corpus(corpus, nlp=nlp, cache_dir=config.prepare.cache_dir))
     chunks = [c for o in outputs for c in o.chunks]
     blocks = [o.vectors for o in outputs if o.vectors is not None]
     del outputs
     embeddings = stack_vectors(blocks, embeddings_path) if chunks else np.zeros((0, 0), np.float32)
     with _timed(timings, "ner", cpu):
-        if not corrections and config.corrections:  # a run.toml exported by the app
+        if not corrections and config.review.corrections:  # a run.toml exported by the app
             from ..text.entities import corrections_from_config
 
-            corrections = corrections_from_config(config.corrections)
+            corrections = corrections_from_config(config.review.corrections)
         if corrections:
             chunks = apply_corrections(chunks, list(corrections))
     with _timed(timings, "contingency", cpu):
@@ -376,6 +376,6 @@ def prepare_path(path: str | Path, config: RunConfig | None = None, **kwargs) ->
     from .lanes import default_processes
 
     kwargs.setdefault("processes", default_processes())
-    config = config or RunConfig(corpus=str(path))
-    corpus = load_corpus(path, protect=config.protect)
+    config = config or RunConfig.of(corpus=str(path))
+    corpus = load_corpus(path, protect=config.protect, text_column=config.prepare.text_column)
     return prepare(corpus, config, **kwargs)

@@ -49,14 +49,14 @@ class CleanWorker:
         from ..text.entities import load_ner
 
         self.config = config
-        self.nlp = load_ner(config.spacy_model)
+        self.nlp = load_ner(config.prepare.spacy_model)
 
     def __call__(self, batch: dict) -> dict:
         from .pipeline import clean_corpus
 
         docs = [pickle.loads(b) for b in batch["document"]]
         corpus = Corpus(tuple(docs), self.config.protect, "batch")
-        clean = clean_corpus(corpus, nlp=self.nlp, cache_dir=self.config.cache_dir)
+        clean = clean_corpus(corpus, nlp=self.nlp, cache_dir=self.config.prepare.cache_dir)
         frames = (clean.presentation, clean.identifiers, clean.people)
         return {
             "position": batch["position"],
@@ -71,18 +71,18 @@ class ChunkWorker:
     def __init__(self, config: RunConfig, device: str) -> None:
         from ..models.embedding import Embedder, load_encoder
 
-        model = load_encoder(config.embedding_model, config.embedding_backend, config.cache_dir,
+        model = load_encoder(config.prepare.embedding_model, config.prepare.embedding_backend, config.prepare.cache_dir,
                              device=device)
         self.config = config
-        self.embedder = Embedder(config.embedding_model, config.cache_dir, model=model,
-                                 backend=config.embedding_backend)
+        self.embedder = Embedder(config.prepare.embedding_model, config.prepare.cache_dir, model=model,
+                                 backend=config.prepare.embedding_backend)
 
     def __call__(self, batch: dict) -> dict:
         from .pipeline import chunk_documents
 
         docs = [pickle.loads(b) for b in batch["document"]]
         corpus = Corpus(tuple(docs), self.config.protect, "batch")
-        chunks = chunk_documents(corpus, self.embedder, self.config.threshold, self.config.buffer)
+        chunks = chunk_documents(corpus, self.embedder, self.config.prepare.threshold, self.config.prepare.buffer)
         where = {d.doc_id: int(p) for d, p in zip(docs, batch["position"], strict=True)}
         return {
             "position": np.array([where[c.doc_id] for c in chunks], dtype=np.int64),
@@ -98,14 +98,14 @@ class NerWorker:
         from ..text.entities import EntityFilter, load_ner
 
         self.config = config
-        self.nlp = load_ner(config.spacy_model)
+        self.nlp = load_ner(config.prepare.spacy_model)
         self.not_entities = EntityFilter.from_config(config)
 
     def __call__(self, batch: dict) -> dict:
         from .pipeline import tag_entities
 
         chunks = [pickle.loads(b) for b in batch["chunk"]]
-        tagged = tag_entities(chunks, self.nlp, self.config.label_map, self.config.cache_dir,
+        tagged = tag_entities(chunks, self.nlp, self.config.prepare.label_map, self.config.prepare.cache_dir,
                               self.not_entities)
         return {**batch, "chunk": [pickle.dumps(c) for c in tagged]}
 

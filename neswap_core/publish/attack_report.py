@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import linear_sum_assignment
 
 from ..choose.attack_columns import ATTACKER_NOTES, primary_name, summarise
 from ..errors import CorpusError
@@ -96,8 +97,6 @@ def released_changes(
     assignment), so shuffled chunk order is undone; a paragraph count that differs from the
     chunk count is a ``CorpusError`` (other chunking settings than the release's).
     """
-    from scipy.optimize import linear_sum_assignment
-
     positions: dict[str, list[int]] = {}
     for p, d in enumerate(doc_ids):
         positions.setdefault(str(d), []).append(p)

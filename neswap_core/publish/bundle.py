@@ -24,7 +24,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -36,7 +35,8 @@ from ..corpus import Chunk, Corpus, Document
 from ..errors import ConfigError, LeakError
 from ..text.presentation import extract_presentations
 from .annotations import tab_documents
-from .export import chunks_frame, corpus_files, document_texts, write_files
+from .export import chunks_frame, corpus_files, document_texts, zip_files
+from .folders import replace_folders
 from .leaks import LeakHit, hits_csv, leak_terms, scan_release, unaccepted
 
 RELEASED_DIR = "released"
@@ -106,29 +106,25 @@ class Bundle:
         return replace(self, key={**self.key, **files})
 
     def write(self, out: str | Path, accepted: Iterable[tuple[str, ...]] = ()) -> list[Path]:
-        """Write ``key/`` always, ``released/`` only when every hit is accepted.
-
-        A previous ``released/`` under ``out`` is removed first, so the folder never mixes two
-        releases or keeps a release whose leaks are now unaccepted. Raises ``LeakError`` (after
-        writing ``key/``) when hits are left.
-        """
+        """Write ``key/`` always and ``released/`` only when every hit is accepted, each
+        replacing its previous folder whole (``folders.replace_folders``: the old release stays
+        intact until the new one is complete; a blocked release leaves no old ``released/``).
+        Raises ``LeakError`` (after writing ``key/``) when hits are left."""
         out = Path(out)
         accepted = set(accepted) | self.accepted
         key = {**self.key, "leaks.csv": hits_csv(self.hits, accepted).encode("utf-8")}
-        written = write_files(key, out / KEY_DIR)
-        shutil.rmtree(out / RELEASED_DIR, ignore_errors=True)
         left = self.blocking(accepted)
+        written = replace_folders(out, {RELEASED_DIR: None if left else self.released,
+                                        KEY_DIR: key})  # fmt: skip
         if left:
             raise LeakError(leak_message(left, out / KEY_DIR / "leaks.csv"))
-        return written + write_files(self.released, out / RELEASED_DIR)
+        return written
 
     def released_zip(self) -> bytes:
-        from .export import zip_files
 
         return zip_files({f"{RELEASED_DIR}/{k}": v for k, v in self.released.items()})
 
     def key_zip(self, accepted: Iterable[tuple[str, ...]] = ()) -> bytes:
-        from .export import zip_files
 
         key = {**self.key, "leaks.csv": hits_csv(self.hits, set(accepted)).encode("utf-8")}
         return zip_files({f"{KEY_DIR}/{k}": v for k, v in key.items()})

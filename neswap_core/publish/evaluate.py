@@ -11,6 +11,7 @@ the corpus has an ``attacker/`` folder, the in-corpus attacker always.
 from __future__ import annotations
 
 import csv
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,8 +21,12 @@ from ..choose.attack_columns import build_scorers
 from ..config import RunConfig
 from ..corpus import Chunk
 from ..errors import CorpusError
+from ..generate.rewrite import apply_roles
 from ..measure.attack_scores import ReleaseScorer
+from ..measure.llm import llm_release_measures
 from ..measure.reading import missing_companies, reading_attacker
+from ..prepare.pipeline import prepare_path
+from ..text.loading import load_attacker, load_corpus
 from .attack_report import attack_report, released_changes
 
 
@@ -40,7 +45,6 @@ class Evaluation:
 
     def add_llm(self, attacker) -> dict:
         """Measure the release with an LLM attacker (measure/llm.py) and add it to the summary."""
-        from ..measure.llm import llm_release_measures
 
         result = llm_release_measures(
             attacker, self.pre_texts, self.changed, self.labels, self.documents
@@ -61,7 +65,6 @@ def company_candidates(corpus) -> dict[str, tuple[str, ...]]:
 
 def fit_reading(corpus_path: str | Path, chunks: list[Chunk], corpus, protect: str):
     """The reading attacker of the corpus's ``attacker/`` folder, or None when it has none."""
-    from ..text.loading import load_attacker
 
     reading = load_attacker(corpus_path, protect=protect)
     if reading is None:
@@ -82,7 +85,6 @@ def reading_notes(attacker, chunks: list[Chunk]) -> dict:
 
 def _released_texts(release: Path) -> dict[str, str]:
     """Original doc id → released text, via key/pseudonyms.csv."""
-    from ..text.loading import load_corpus
 
     key = release / "key" / "pseudonyms.csv"
     folder = release / "released"
@@ -102,8 +104,6 @@ def _released_texts(release: Path) -> dict[str, str]:
 
 def evaluate_release(release: str | Path, corpus_path: str | Path | None = None) -> Evaluation:
     """Measure the release in folder ``release`` against the corpus it was made from."""
-    from ..generate.rewrite import apply_roles
-    from ..prepare.pipeline import prepare_path
 
     release = Path(release)
     config_file = release / "key" / "config.toml"
@@ -115,7 +115,7 @@ def evaluate_release(release: str | Path, corpus_path: str | Path | None = None)
     pre = apply_roles(list(prepared.chunks), dict(config.roles))
     changed = released_changes([c.text for c in pre], [c.doc_id for c in pre], released)
     reading = fit_reading(corpus_path, prepared.chunks, prepared.raw, config.protect)
-    scorers = build_scorers(pre, reading, random_state=config.seed)
+    scorers = build_scorers(pre, reading, random_state=config.sweep.seed)
     summary, table = attack_report(scorers, changed, [c.chunk_id for c in pre])
     summary.update(release=str(release), corpus=corpus_path, **reading_notes(reading, pre))
     clean = prepared.clean.corpus
@@ -131,3 +131,12 @@ def evaluate_release(release: str | Path, corpus_path: str | Path | None = None)
         {doc: (text, companies[doc]) for doc, text in released.items()},
         candidates,
     )
+
+
+def evaluation_files(evaluation: Evaluation) -> dict[str, bytes]:
+    """attack.json and attack.csv of an evaluated release folder."""
+    return {
+        "attack.json": (json.dumps(evaluation.summary, indent=2, sort_keys=True, default=str)
+                        + "\n").encode("utf-8"),
+        "attack.csv": evaluation.table.to_csv(index=False).encode("utf-8"),
+    }

@@ -22,6 +22,8 @@ import pandas as pd
 from ..config import CATEGORIES
 from ..corpus import Chunk, Corpus
 from ..text.contingency import cell_value
+from ..version import __version__
+from .labels import labelled, readable_value, settings_frame
 
 #: Packages whose versions decide the numbers of a run (recorded in every report).
 VERSIONED_PACKAGES = (
@@ -42,7 +44,6 @@ VERSIONED_PACKAGES = (
 
 def package_versions() -> dict[str, str]:
     """Installed versions of the packages that determine a run's output, plus Python."""
-    from .. import __version__
 
     out = {"python": platform.python_version(), "neswap": __version__}
     for name in VERSIONED_PACKAGES[1:]:
@@ -182,7 +183,6 @@ def _marked(before: str, after: str) -> tuple[str, str]:
 
 
 def _table_html(frame: pd.DataFrame) -> str:
-    from .labels import labelled
 
     return labelled(frame).to_html(index=False, escape=True, na_rep="",
                                    float_format=lambda v: f"{v:.4g}")
@@ -208,7 +208,6 @@ def html_report(
     before and after (``before_after_examples``); ``tables`` shown with plain column labels
     (labels.py). Every string from the corpus is escaped.
     """
-    from .labels import readable_value, settings_frame
 
     esc = html.escape
     parts = [
@@ -259,3 +258,20 @@ def html_report(
         "</body></html>",
     ]
     return "\n".join(parts)
+
+
+def prepared_files(prepared) -> dict[str, bytes]:
+    """``prepare``'s outputs besides embeddings.npy: chunks (CSV, JSONL), z, the JSON summary,
+    the presentation table and the detected people (``prepare.pipeline.Prepared``)."""
+    frame = chunks_frame(prepared.chunks, prepared.clean.corpus)
+    files = {
+        "chunks.csv": frame.to_csv(index=False).encode("utf-8"),
+        "chunks.jsonl": frame.to_json(orient="records", lines=True, force_ascii=False).encode(),
+        "z.csv": prepared.z.to_csv().encode("utf-8"),
+        "summary.json": (json.dumps(prepared.summary(), indent=2, sort_keys=True, default=str)
+                         + "\n").encode("utf-8"),
+        "presentation.csv": prepared.clean.presentation.to_csv(index=False).encode("utf-8"),
+    }
+    if prepared.clean.people is not None:
+        files["people.csv"] = prepared.clean.people.to_csv(index=False).encode("utf-8")
+    return files

@@ -22,9 +22,10 @@ COLUMN_LABELS: dict[str, str] = {
     "du": "utility DU", "du_sd": "DU s.d. over draws", "dr": "disclosure risk DR",
     "dr_sd": "DR s.d. over draws", "draws": "draws that reached t", "draws_total": "draws",
     "all_draws": "reached by every draw", "du_released": "DU of the released draw",
-    "dr_released": "DR of the released draw",
+    "dr_released": "DR of the released draw", "du_mean": "DU, mean over draws",
+    "dr_mean": "DR, mean over draws", "sampler": "how it was drawn",
     "p_hat": "share of sample uniques that are population uniques (p̂)",
-    "risk_status": "risk model status", "source": "kind of release", "rounds": "swap rounds",
+    "risk_status": "risk model status", "rounds": "swap rounds",
     "description": "what the release does", "words_unchanged": "share of words unchanged",
     "mean_cosine": "mean cosine of each passage before/after",
     "clusters_unchanged": "share of passages in the same cluster",
@@ -41,7 +42,17 @@ COLUMN_LABELS: dict[str, str] = {
     "chunk_accuracy_released": "passages named in the released draw",
     "document_accuracy_released": "documents named in the released draw",
     "mcnemar_p": "McNemar p (changed passages)", "attacker": "attacker",
-    "chance": "chance accuracy",
+    "chance": "chance accuracy", "chunk_accuracy_mean": "passages named, mean over draws",
+    "document_accuracy_mean": "documents named, mean over draws",
+    "changed_accuracy_post_mean": "changed passages named after, mean over draws",
+    # attack.csv and audit.json (publish/attack_report.py, measure/audit.py)
+    "doc_id": "document", "company": "company", "named_before": "named before",
+    "named_after": "named after", "predicted_after": "guess after",
+    "margin_after": "margin over the next company after", "n_chunks": "passages",
+    "n_changed": "passages changed", "telling_chunks": "passages that gave it away",
+    "top_words": "words that weighed most", "document": "document", "chunks": "passages",
+    "epsilon_before": "ε before", "epsilon_after": "ε after",
+    "epsilon_floor": "ε floor (no difference)", "kl_before": "KL before", "kl_after": "KL after",
     # the paper's Table 1 (measure/risk.py)
     "J": "categories J", "n_J": "passages n_J", "k": "distinct values k",
     "s1": "sample uniques s₁", "s1/n_J": "sample uniques per passage", "theta": "θ̂",
@@ -61,12 +72,13 @@ COLUMN_LABELS: dict[str, str] = {
     "action": "correction", "category": "category", "text": "entity text",
 }  # fmt: skip
 
-#: Prefixes of the per-attacker columns (choose/attack_columns.py).
-ATTACKER_PREFIXES: dict[str, str] = {"reading_": "outside reader", "in_corpus_": "in-corpus attacker"}
+#: Attackers of the per-attacker columns ``stem.attacker`` (choose/attack_columns.py).
+ATTACKER_NAMES: dict[str, str] = {"reading": "outside reader", "in-corpus": "in-corpus attacker"}
 
 #: Setting name -> label (RunConfig fields), for the report's settings table.
 SETTING_LABELS: dict[str, str] = {
     "corpus": "corpus", "protect": "protected column", "out": "output folder",
+    "text_column": "column holding the text",
     "threshold": "chunking threshold (percentile 0–100)", "buffer": "sentences buffered",
     "embedding_model": "embedding model", "embedding_backend": "embedding backend",
     "spacy_model": "spaCy model", "cache_dir": "cache folder",
@@ -101,9 +113,9 @@ def column_label(name: Any) -> str:
     name = str(name)
     if name in COLUMN_LABELS:
         return COLUMN_LABELS[name]
-    for prefix, who in ATTACKER_PREFIXES.items():
-        if name.startswith(prefix):
-            return f"{who}: {column_label(name[len(prefix):])}"
+    if "." in name:  # a measured column of one attacker (choose/attack_columns.py)
+        stem, attacker = name.split(".", 1)
+        return f"{column_label(stem)} ({ATTACKER_NAMES.get(attacker, attacker + ' attacker')})"
     return name.replace("_", " ")
 
 

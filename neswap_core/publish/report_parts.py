@@ -13,8 +13,8 @@ import pandas as pd
 
 #: Columns of the tables shown in the report, in order.
 REPORT_COLUMNS: dict[str, tuple[str, ...]] = {
-    "releases": ("release_id", "combination", "swaps", "swap_rate", "du", "dr", "chunk_accuracy",
-                 "document_accuracy", "words_unchanged", "chunks_changed"),
+    "candidates": ("release_id", "sampler", "description", "swaps", "du", "dr", "chunk_accuracy",
+                   "document_accuracy", "words_unchanged", "chunks_changed"),
     "swap_log.csv": ("step", "doc_a", "doc_b", "protected_a", "protected_b", "cluster",
                      "exchanged", "review", "note"),
     "changes.csv": ("kind", "round", "chunk_id", "partner_chunk_id", "before", "after"),
@@ -65,3 +65,43 @@ def protection_facts(attack: Mapping | None, audit: Mapping | None) -> dict[str,
 
 def _share(value) -> str:
     return "–" if value is None else f"{float(value):.3f}"
+
+
+def attack_table(entry: Mapping) -> pd.DataFrame:
+    """The paper's Table 2 for one attacker of attack.json (``attackers[name]``): accuracy on
+    the changed passages and on all passages and documents, before and after the release."""
+    pre, post = entry.get("pre_release") or {}, entry.get("release") or {}
+    rows = [
+        (f"changed passages ({post.get('n_changed')}), top-1", post.get("changed_pre_top1"),
+         post.get("changed_post_top1")),
+        (f"changed passages ({post.get('n_changed')}), top-5", post.get("changed_pre_top5"),
+         post.get("changed_post_top5")),
+        (f"all passages ({post.get('n_chunks')}), top-1", pre.get("chunk_top1"),
+         post.get("chunk_top1")),
+        (f"all passages ({post.get('n_chunks')}), top-5", pre.get("chunk_top5"),
+         post.get("chunk_top5")),
+        (f"whole documents ({post.get('n_documents')})", pre.get("document_accuracy"),
+         post.get("document_accuracy")),
+    ]
+    return pd.DataFrame([{"accuracy of the attacker on": name, "before the release": _share(b),
+                          "after the release": _share(a), "chance": _share(post.get("chance"))}
+                         for name, b, a in rows])
+
+
+def named_documents(attack_csv: pd.DataFrame) -> pd.DataFrame:
+    """The documents each attacker still names after the release (rows of attack.csv)."""
+    if attack_csv is None or not len(attack_csv):
+        return pd.DataFrame()
+    named = attack_csv[attack_csv["named_after"].astype(bool)]
+    return named[["attacker", "doc_id", "company", "margin_after", "n_chunks", "n_changed",
+                  "top_words"]].sort_values(["attacker", "margin_after"], ascending=[True, False])
+
+
+def audit_table(audit: Mapping | None) -> pd.DataFrame:
+    """Per document ε and KL before/after (audit.json), the most distinguishable first."""
+    rows = pd.DataFrame((audit or {}).get("documents") or [])
+    if not len(rows):
+        return rows
+    columns = [c for c in ("document", "chunks", "epsilon_before", "epsilon_after",
+                           "epsilon_floor", "kl_before", "kl_after") if c in rows]
+    return rows[columns].sort_values("epsilon_after", ascending=False)

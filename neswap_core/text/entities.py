@@ -18,7 +18,7 @@ Decisions where the spec is silent:
 - the **entity filter** (``EntityFilter``, issue 10) drops spans that are never names: fiscal
   periods ("Q3", "FY2021", "third quarter"), job titles ("CFO"), diseases ("COVID-19") and
   financial jargon ("EBITDA"), listed once in ``config.DEFAULT_NOT_ENTITIES`` and extended by
-  the analyst (``RunConfig.not_entities`` / ``not_entity_patterns``). It runs after NER and its
+  the analyst (``RunConfig.prepare.not_entities`` / ``not_entity_patterns``). It runs after NER and its
   cache, so editing it never re-tags text; a period NER labels DATE stays (it is a date).
   Whole-span, case-insensitive matching: "Q3 Holdings" is an organisation and stays.
 """
@@ -254,11 +254,9 @@ class EntityFilter:
     @classmethod
     def from_config(cls, config: Any) -> EntityFilter:
         """The filter of a ``RunConfig`` (its ``not_entities`` settings)."""
-        return cls(
-            tuple(getattr(config, "not_entities", ()) or ()),
-            tuple(getattr(config, "not_entity_patterns", ()) or ()),
-            bool(getattr(config, "default_not_entities", True)),
-        )
+        prepare = config.prepare
+        return cls(tuple(prepare.not_entities), tuple(prepare.not_entity_patterns),
+                   bool(prepare.default_not_entities))
 
     def _regexes(self) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
         periods = list(DEFAULT_NOT_ENTITIES.get("periods", ())) if self.defaults else []
@@ -343,7 +341,7 @@ def correction_to_dict(correction: EntityCorrection) -> dict[str, str]:
 
 
 def corrections_from_config(rows: Sequence[Mapping[str, str]]) -> list[EntityCorrection]:
-    """The corrections of ``RunConfig.corrections`` (the inverse of ``correction_to_dict``)."""
+    """The corrections of ``RunConfig.review.corrections`` (the inverse of ``correction_to_dict``)."""
     return [EntityCorrection(action=r["action"], category=r.get("category") or None,
                              text=r.get("text", ""), chunk_id=r.get("chunk_id") or None)
             for r in rows]

@@ -267,7 +267,8 @@ def _motleyfool_raw(name: str, obj: dict) -> _Raw:
 
 
 def _table_raws(frame: pd.DataFrame, name: str, text_column: str, id_column: str) -> list[_Raw]:
-    _require(frame, [text_column], name, "Pass text_column= to name the column with the text.")
+    _require(frame, [text_column], name, "Name the column that holds the text: --text-column "
+             "NAME on the command line, text_column = \"NAME\" in run.toml.")
     if frame.empty:
         raise CorpusError(f"{name} has no rows.")
     extra = {text_column, "aliases", "executives"}

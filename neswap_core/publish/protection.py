@@ -1,0 +1,62 @@
+"""The measured protection of the written release: attack.json, attack.csv and audit.json.
+
+* ``release_attack``: every attacker of the run on the written text (SPEC §8,
+  ``attack_report``), with the spread over the paper's M draws when the release is a paper
+  candidate as generated;
+* ``release_audit``: the kNN Rényi divergence audit before and after (SPEC §9), per document and
+  for the corpus (the largest ε), with the permutation floor; only the changed chunks are
+  embedded again (through the cache). ``audit_summary`` turns an audit pair into audit.json's
+  contents, so the app can pass the pair its Check page already computed.
+
+Both are computed once per result (kept on it).
+"""
+
+from __future__ import annotations
+
+from ..choose.result import ReleaseResult
+from ..measure.audit import (
+    RenyiAudit,
+    audit_comparison,
+    audit_release,
+    released_embeddings,
+)
+from .attack_report import attack_report
+
+#: What audit.json says about reading ε.
+AUDIT_NOTE = ("ε is read against the permutation floor (the estimator's bias at no true "
+              "divergence), not against 0.")
+
+
+def release_attack(result: ReleaseResult) -> tuple[dict, object]:
+    """(attack.json's dict, attack.csv's frame) of the written release, computed once."""
+    if result.attack is None:
+        base = result.context.chunks
+        draws = result.release.draws if result.release is not None else ()
+        summary, table = attack_report(result.scorers, result.changed(),
+                                       [c.chunk_id for c in base], draws)  # fmt: skip
+        summary["release_id"] = result.choice.release_id
+        result.attack = (summary, table)
+    return result.attack
+
+
+def audit_summary(before: RenyiAudit, after: RenyiAudit) -> dict:
+    """audit.json's contents from the audits before and after a release."""
+    table = audit_comparison(before, after).reset_index()
+    return {
+        "before": before.to_dict(),
+        "after": after.to_dict(),
+        "corpus_epsilon_before": before.epsilon_,
+        "corpus_epsilon_after": after.epsilon_,
+        "documents": table.to_dict("records"),
+        "note": AUDIT_NOTE,
+    }
+
+
+def release_audit(result: ReleaseResult) -> dict:
+    """audit.json's contents for the written release (SPEC §9), computed once."""
+    if result.audit is None:
+        ctx = result.context
+        groups = [c.doc_id for c in ctx.chunks]
+        after = released_embeddings(ctx.embeddings, result.changed(), ctx.embed)
+        result.audit = audit_summary(*audit_release(ctx.embeddings, after, groups))
+    return result.audit

@@ -1,0 +1,132 @@
+"""One release path: prepared data → candidates → the pinned, goal or trade-off release.
+
+What ``python -m neswap_core release`` runs, what the benchmarks run, and what the app runs step
+by step over its caches (the same functions, so both write the same files):
+
+1. ``prepare_release``: the corpus is loaded and checked (two documents, two protected values,
+   publishable columns) before any model runs, then prepared (SPEC §1–§2);
+2. ``search_for_goal``: a goal switches on the plan search that can reach it (choose/goals.py);
+3. ``release_context``: roles applied, changed chunks re-embedded, mixture fitted (SPEC §3–§4);
+4. ``sweep_for_config``: the paper's candidates (J, t) and their M draws (SPEC §3, §5–§6);
+5. ``build_scorers``: the attackers (the reading one when the corpus has an ``attacker/``
+   folder, the in-corpus one always; SPEC §8);
+6. ``build_candidates``: every candidate, the paper's and the plans', in one measured table;
+7. ``finish_release``: the choice (pinned, goal or line; choose/chosen.py) and the release
+   with the analyst's review applied, as a ``ReleaseResult`` (choose/result.py), which
+   ``publish.writer`` turns into ``released/`` and ``key/``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import types
+from collections.abc import Callable, Sequence
+
+from .choose.attack_columns import build_scorers
+from .choose.candidates import Candidates, build_candidates
+from .choose.chosen import PINNED, check_pinned_plan, choose
+from .choose.goals import search_for_goal
+from .choose.result import ReleaseResult
+from .choose.review import decision_map
+from .config import RunConfig
+from .corpus import Corpus
+from .generate.context import release_context
+from .generate.releases import sweep_for_config
+from .prepare.lanes import default_processes
+from .prepare.pipeline import Prepared, prepare
+from .publish.bundle import check_publishable
+from .publish.evaluate import fit_reading
+from .text.loading import check_swappable, load_corpus
+
+Progress = Callable[[float, str], None]
+
+
+def _quiet(fraction: float, message: str) -> None:
+    return None
+
+
+def prepare_release(config: RunConfig, *, embedder=None, progress: Progress | None = None,
+                    processes: int | None = None) -> Prepared:
+    """Load ``config.corpus``, refuse what cannot be released (fewer than two documents or
+    protected values, an identifying publishable column) before any model runs, then prepare it."""
+    check_pinned_plan(config)
+    corpus = load_corpus(config.corpus, protect=config.protect, text_column=config.prepare.text_column)
+    check_swappable(corpus)
+    check_publishable(config.bundle.publishable_columns, corpus)
+    return prepare(corpus, config, embedder=embedder, progress=progress,
+                   processes=default_processes() if processes is None else processes)
+
+
+def finish_release(
+    config: RunConfig,
+    corpus: Corpus,
+    clean: Corpus,
+    candidates: Candidates,
+    scorers: dict | None = None,
+    *,
+    fit_warnings: Sequence[str] = (),
+    notes: Sequence[str] = (),
+    timings: dict | None = None,
+) -> ReleaseResult:
+    """The choice of ``config`` among ``candidates`` and its release after review (step 7)."""
+    candidates, choice = choose(candidates, config, scorers)
+    release = None
+    if choice.release_id is not None:
+        decisions = decision_map(config.review.decisions) if choice.why == PINNED else {}
+        release = candidates.source(choice.release_id).review(decisions)
+    return ReleaseResult(config, corpus, clean, candidates, choice, release, dict(scorers or {}),
+                         list(fit_warnings), list(notes), dict(timings or {}))  # fmt: skip
+
+
+def run_release(
+    prepared: Prepared,
+    config: RunConfig,
+    embed: Callable,
+    *,
+    reading=None,
+    progress: Progress | None = None,
+) -> ReleaseResult:
+    """Steps 2–7 on a prepared corpus (module docstring). ``embed``: the cached embedder's
+    ``encode``; ``reading``: a fitted reading attacker (``reading_attacker``) or None."""
+    say = progress or _quiet
+    timings: dict[str, float] = {}
+    config, note = search_for_goal(config)
+    start = time.perf_counter()
+    say(0.0, "Applying roles and fitting the spherical mixture")
+    ctx, warnings = release_context(prepared.chunks, prepared.embeddings, embed, config)
+    timings["mixture"] = time.perf_counter() - start
+    start = time.perf_counter()
+    sweep = sweep_for_config(ctx, config, lambda f, m: say(0.1 + 0.4 * f, m))
+    timings["sweep"] = time.perf_counter() - start
+    start = time.perf_counter()
+    say(0.5, "Training the attackers")
+    scorers = build_scorers(ctx.chunks, reading, in_corpus=True, random_state=config.sweep.seed)
+    timings["attackers"] = time.perf_counter() - start
+    start = time.perf_counter()
+    candidates = build_candidates(sweep, config, scorers, progress=lambda f, m: say(0.55 + 0.45 * f, m))
+    timings["candidates"] = time.perf_counter() - start
+    say(1.0, "done")
+    return finish_release(config, prepared.raw, prepared.clean.corpus, candidates, scorers,
+                          fit_warnings=warnings, notes=[note] if note else [],
+                          timings={"prepare": dict(prepared.timings), "release": timings})
+
+
+def release_from_config(config: RunConfig, embedder, *, progress: Progress | None = None,
+                        prepare_progress: Progress | None = None) -> ReleaseResult:
+    """The whole path for a config: prepare, fit the reading attacker, ``run_release``."""
+    prepared = prepare_release(config, embedder=embedder, progress=prepare_progress)
+    reading = fit_reading(config.corpus, prepared.chunks, prepared.raw, config.protect)
+    return run_release(prepared, config, embedder.encode, reading=reading, progress=progress)
+
+
+class _RunReleaseModule(types.ModuleType):
+    """``neswap_core.run_release`` names both this module and its function ``run_release`` (the
+    public API): once the module is imported it is the package's attribute of that name, so a
+    call on it runs the function and ``from neswap_core import run_release`` works either way."""
+
+    def __call__(self, *args, **kwargs) -> ReleaseResult:
+        return run_release(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _RunReleaseModule

@@ -1,0 +1,93 @@
+"""Goals are honoured or refused out loud (issue 23 item 2): the search a goal needs is switched
+on, a missed goal is never called the goal, and the closest candidate is written with
+``goal_met = false``, a sentence saying what to change and exit code 5."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from neswap_core.choose.chosen import GOAL, PINNED, Choice
+from neswap_core.choose.frontier import TradeOffChoice
+from neswap_core.choose.goals import (
+    GOAL_PLAN_ROUNDS,
+    GOAL_REDACTION_LEVELS,
+    Constraint,
+    Goal,
+    choose_goal,
+    meets,
+    search_for_goal,
+)
+from neswap_core.cli import EXIT_GOAL_MISSED, main
+from neswap_core.config import RunConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_a_goal_switches_the_plan_search_on_and_says_so():
+    searched, note = search_for_goal(RunConfig.of(max_chunk_accuracy=0.3))
+    assert searched.plans.plan_rounds == GOAL_PLAN_ROUNDS
+    assert searched.plans.plan_redaction_levels == list(GOAL_REDACTION_LEVELS)
+    assert "plans were off" in note and "plan_rounds" in note
+    # no goal, or plans already on: nothing changes and nothing is said
+    for config in (RunConfig(), RunConfig.of(max_chunk_accuracy=0.3, plan_rounds=2)):
+        assert search_for_goal(config) == (config, "")
+    # levels the analyst listed are kept
+    kept, _ = search_for_goal(RunConfig.of(max_chunk_accuracy=0.3, plan_redaction_levels=[0.0, 0.3]))
+    assert kept.plans.plan_redaction_levels == [0.0, 0.3]
+
+
+def test_goal_from_config_is_a_list_of_constraints():
+    assert Goal.from_config(RunConfig()) is None
+    goal = Goal.from_config(RunConfig.of(max_chunk_accuracy=0.4, goal_utility="du"))
+    assert goal.constraints == (Constraint("chunk_accuracy", 0.4, goal.constraints[0].label),)
+    assert goal.utility == "du" and goal.describe().endswith("at most 0.4")
+
+
+def test_a_pinned_release_that_misses_the_goal_is_said_to_miss_it():
+    table = pd.DataFrame({"chunk_accuracy": [0.6, 0.2], "words_unchanged": [0.99, 0.8],
+                          "swaps": [1, 2]}, index=["a", "b"])  # fmt: skip
+    goal = Goal((Constraint("chunk_accuracy", 0.3, "passages named"),))
+    assert not meets(table.loc["a"], goal) and meets(table.loc["b"], goal)
+    line = TradeOffChoice("a", True, 0.0, 1.0, "")
+    pinned = Choice("a", PINNED, "pinned in run.toml", line, choose_goal(table, goal), False)
+    assert pinned.goal_sentence == ("The release written, a (pinned in run.toml), does not meet "
+                                    "the goal (passages named at most 0.3); remove the pin to let "
+                                    "the goal choose, which would pick b.")
+    met = Choice("b", GOAL, "the goal: …", line, choose_goal(table, goal), True)
+    assert met.goal_sentence == ""
+
+
+@pytest.mark.slow
+def test_an_unreachable_goal_writes_the_closest_release_flagged_and_exits_5(tmp_path, capsys,
+                                                                             monkeypatch):
+    """Plans off and max_chunk_accuracy = 0.02 (no candidate names so few passages): the plans
+    are switched on, the closest candidate is written, report.json says goal_met = false, and the
+    one sentence names the goal, the closest figure and what to change."""
+    monkeypatch.chdir(ROOT)
+    cfg = RunConfig.of(corpus="data/sample", n_components=5, n_init=1, max_swaps=4,
+                    plan_terms=[False], max_chunk_accuracy=0.02)
+    cfg.save(tmp_path / "run.toml")
+    out = tmp_path / "out"
+    code = main(["release", "--config", str(tmp_path / "run.toml"), "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == EXIT_GOAL_MISSED
+    report = json.loads((out / "key" / "report.json").read_text())
+    assert report["goal_met"] is False and report["goal"]["met"] is False
+    closest = report["goal"]["release_id"]
+    assert report["written"]["release_id"] == closest and report["written"]["why"] == "goal"
+    assert report["config"]["plans"]["plan_rounds"] == GOAL_PLAN_ROUNDS  # the search actually run
+    assert report["notes"] and "plans were off" in report["notes"][0]
+    figure = report["goal"]["figures"]["chunk_accuracy"]
+    assert figure > 0.02
+    sentence = report["goal"]["sentence"]
+    assert sentence.startswith("No candidate meets the goal (") and "at most 0.02" in sentence
+    assert f"{figure:.3g}" in sentence and "plan_redaction_levels" in sentence
+    assert f"Goal not met: {sentence}" in captured.err and "Traceback" not in captured.err
+    assert f"Released {closest}, the closest candidate to the goal" in captured.out
+    assert "the goal:" not in captured.out  # a missed goal is never called the goal
+    html = (out / "key" / "report.html").read_text()
+    assert "the closest candidate to the goal" in html and (out / "released").is_dir()
