@@ -1,0 +1,390 @@
+"""The attacker panel (SPEC §8, §12): attackers of several families, scored incrementally.
+
+Each *family* is a small estimator trained on the attacker's reading (other texts of the same
+companies, cut into windows the size of the corpus's chunks) that names the company of a text:
+
+=============  ===================================================================  ==========
+name           model                                                                documents
+=============  ===================================================================  ==========
+``word``       TF-IDF word 1–2-grams (sublinear tf, min_df 3) + multinomial LR C=10  Σ chunk log p
+               (exactly ``measure/attack.TextAttacker``)
+``char``       TF-IDF ``char_wb`` 2–5-grams (sublinear, min_df 3) + LR C=10          Σ chunk log p
+``embedding``  MiniLM vectors (``models/embedding.Embedder``, cached) + LR C=10      Σ chunk log p
+``retrieval``  TF-IDF word 1–2-grams (sublinear) of each company's concatenated       whole document
+               reading (idf over the company profiles); cosine, nearest company
+=============  ===================================================================  ==========
+
+Evaluation-only extras (families no defender models): ``bm25`` (Okapi BM25, k1 1.2, b 0.75,
+word unigrams, company profiles as documents), ``svm`` (LinearSVC on the word TF-IDF, Σ
+decision values), ``nb`` (multinomial NB on word 1–2-gram counts, α 0.1, Σ log p), ``word_c1``
+(the word family with C=1).
+
+*Chunk accuracy*: share of released chunks whose company is the family's first guess (a tie with
+the true company counts as named: pessimistic). *Document accuracy*: share of documents named;
+LR/NB/SVM families sum their chunk scores over a document's chunks (SPEC §8), retrieval families
+score the whole document (the bag of its chunks' words: the sum of the chunks' count vectors).
+
+``AttackerPanel(families).fit(texts, labels, doc_ids, embeddings)`` fits every family (fitted:
+``classes_``, ``families_``). ``panel.scorer(texts, labels, doc_ids, embeddings, embed)`` scores
+the pre-release corpus once; ``scorer.score(changed)`` with ``changed = {position: text}``
+re-scores only the changed chunks and the documents holding them (``PanelScore``: per family
+chunk and document accuracy, worst case over families). ``embed`` (texts -> unit vectors) is
+only called for changed texts; the ``Embedder`` caches them by text.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import sparse
+
+CORE_FAMILIES = ("word", "char", "embedding", "retrieval")
+EXTRA_FAMILIES = ("bm25", "svm", "nb", "word_c1")
+
+
+def _softmax_log(scores: np.ndarray) -> np.ndarray:
+    s = scores - scores.max(axis=1, keepdims=True)
+    return s - np.log(np.exp(s).sum(axis=1, keepdims=True))
+
+
+def _l2(x):
+    x = sparse.csr_matrix(x, dtype=np.float64)
+    norms = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
+    norms[norms == 0] = 1.0
+    return sparse.diags(1.0 / norms) @ x
+
+
+# --- families ----------------------------------------------------------------------------------
+class Family:
+    """Base of a family: ``fit``, ``chunk_scores`` (n, K) and, for whole-document families,
+    ``counts`` (additive per-chunk rows) and ``doc_scores(summed counts)``."""
+
+    whole_document = False
+    needs_vectors = False
+    classes_: np.ndarray
+
+    def fit(self, texts, labels, doc_ids, vectors=None):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def chunk_scores(self, texts, vectors=None) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+
+class LinearTextFamily(Family):
+    """TF-IDF (any analyzer) + a linear classifier; scores are log-probabilities (LR, NB) or
+    decision values (SVM)."""
+
+    def __init__(self, *, analyzer="word", ngram_range=(1, 2), min_df=3, model="lr", C=10.0,
+                 sublinear_tf=True, use_idf=True, random_state=0):
+        self.analyzer, self.ngram_range, self.min_df = analyzer, ngram_range, min_df
+        self.model, self.C, self.sublinear_tf, self.use_idf = model, C, sublinear_tf, use_idf
+        self.random_state = random_state
+
+    def fit(self, texts, labels, doc_ids=None, vectors=None):
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.naive_bayes import MultinomialNB
+        from sklearn.svm import LinearSVC
+
+        if self.model == "nb":
+            self.vectorizer_ = CountVectorizer(analyzer=self.analyzer, ngram_range=self.ngram_range,
+                                               min_df=self.min_df)
+        else:
+            self.vectorizer_ = TfidfVectorizer(analyzer=self.analyzer, ngram_range=self.ngram_range,
+                                               min_df=self.min_df, sublinear_tf=self.sublinear_tf,
+                                               use_idf=self.use_idf)
+        x = self.vectorizer_.fit_transform(list(texts))
+        if self.model == "lr":
+            clf = LogisticRegression(C=self.C, max_iter=2000, random_state=self.random_state)
+        elif self.model == "svm":
+            clf = LinearSVC(C=self.C, random_state=self.random_state)
+        elif self.model == "nb":
+            clf = MultinomialNB(alpha=self.C)
+        else:
+            raise ValueError(f"unknown model {self.model!r}")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            clf.fit(x, np.asarray(labels, dtype=object))
+        self.clf_, self.classes_ = clf, np.asarray(clf.classes_, dtype=object)
+        return self
+
+    def chunk_scores(self, texts, vectors=None) -> np.ndarray:
+        x = self.vectorizer_.transform(list(texts))
+        if self.model == "nb":
+            return self.clf_.predict_joint_log_proba(x) if hasattr(self.clf_, "predict_joint_log_proba") \
+                else self.clf_.predict_log_proba(x)
+        scores = np.asarray(x @ self.clf_.coef_.T) + self.clf_.intercept_
+        return _softmax_log(scores) if self.model == "lr" else scores
+
+
+class EmbeddingFamily(Family):
+    """Sentence embeddings (given as ``vectors``) + multinomial LR."""
+
+    needs_vectors = True
+
+    def __init__(self, *, C=10.0, random_state=0):
+        self.C, self.random_state = C, random_state
+
+    def fit(self, texts, labels, doc_ids=None, vectors=None):
+        from sklearn.linear_model import LogisticRegression
+
+        if vectors is None:
+            raise ValueError("the embedding family needs the reading's vectors")
+        self.clf_ = LogisticRegression(C=self.C, max_iter=3000, random_state=self.random_state)
+        self.clf_.fit(np.asarray(vectors, dtype=np.float64), np.asarray(labels, dtype=object))
+        self.classes_ = np.asarray(self.clf_.classes_, dtype=object)
+        return self
+
+    def chunk_scores(self, texts, vectors=None) -> np.ndarray:
+        return _softmax_log(np.asarray(vectors, np.float64) @ self.clf_.coef_.T + self.clf_.intercept_)
+
+
+class RetrievalFamily(Family):
+    """Whole-document TF-IDF retrieval against each company's concatenated reading."""
+
+    whole_document = True
+
+    def __init__(self, *, ngram_range=(1, 2), sublinear_tf=True):
+        self.ngram_range, self.sublinear_tf = ngram_range, sublinear_tf
+
+    def fit(self, texts, labels, doc_ids=None, vectors=None):
+        from sklearn.feature_extraction.text import CountVectorizer
+
+        labels = np.asarray(labels, dtype=object)
+        self.classes_ = np.array(sorted(set(labels)), dtype=object)
+        self.counter_ = CountVectorizer(ngram_range=self.ngram_range)
+        c = self.counter_.fit_transform(list(texts))
+        member = sparse.csr_matrix((np.ones(len(labels)), (np.searchsorted(self.classes_, labels),
+                                    np.arange(len(labels)))), shape=(len(self.classes_), len(labels)))
+        prof = (member @ c).tocsr()
+        df = np.asarray((prof > 0).sum(axis=0)).ravel()
+        n = prof.shape[0]
+        self.idf_ = np.log((1.0 + n) / (1.0 + df)) + 1.0
+        self.profiles_ = self._weigh(prof)
+        return self
+
+    def _weigh(self, counts):
+        counts = sparse.csr_matrix(counts, dtype=np.float64)
+        if self.sublinear_tf:
+            counts.data = 1.0 + np.log(counts.data)
+        return _l2(counts @ sparse.diags(self.idf_))
+
+    def counts(self, texts):
+        return self.counter_.transform(list(texts)).astype(np.float64)
+
+    def doc_scores(self, counts) -> np.ndarray:
+        return np.asarray((self._weigh(counts) @ self.profiles_.T).todense())
+
+    def chunk_scores(self, texts, vectors=None) -> np.ndarray:
+        return self.doc_scores(self.counts(texts))
+
+
+class BM25Family(RetrievalFamily):
+    """Okapi BM25 of a document (query, with its term frequencies) against company profiles."""
+
+    def __init__(self, *, ngram_range=(1, 1), k1=1.2, b=0.75):
+        super().__init__(ngram_range=ngram_range)
+        self.k1, self.b = k1, b
+
+    def fit(self, texts, labels, doc_ids=None, vectors=None):
+        super().fit(texts, labels)
+        from sklearn.feature_extraction.text import CountVectorizer
+
+        c = self.counter_.transform(list(texts))
+        labels = np.asarray(labels, dtype=object)
+        member = sparse.csr_matrix((np.ones(len(labels)), (np.searchsorted(self.classes_, labels),
+                                    np.arange(len(labels)))), shape=(len(self.classes_), len(labels)))
+        tf = (member @ c).tocsr().astype(np.float64)
+        n = tf.shape[0]
+        df = np.asarray((tf > 0).sum(axis=0)).ravel()
+        idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        length = np.asarray(tf.sum(axis=1)).ravel()
+        norm = self.k1 * (1 - self.b + self.b * length / length.mean())
+        tf = tf.tocoo()
+        w = tf.data * (self.k1 + 1) / (tf.data + norm[tf.row]) * idf[tf.col]
+        self.weights_ = sparse.csr_matrix((w, (tf.row, tf.col)), shape=tf.shape)
+        del CountVectorizer
+        return self
+
+    def doc_scores(self, counts) -> np.ndarray:
+        return np.asarray((sparse.csr_matrix(counts) @ self.weights_.T).todense())
+
+
+def make_family(name: str, random_state: int = 0) -> Family:
+    """A fresh family by name (see the module docstring)."""
+    if name == "word":
+        return LinearTextFamily(random_state=random_state)
+    if name == "word_c1":
+        return LinearTextFamily(C=1.0, random_state=random_state)
+    if name == "char":
+        return LinearTextFamily(analyzer="char_wb", ngram_range=(2, 5), random_state=random_state)
+    if name == "svm":
+        return LinearTextFamily(model="svm", C=1.0, random_state=random_state)
+    if name == "nb":
+        return LinearTextFamily(model="nb", C=0.1, random_state=random_state)
+    if name == "embedding":
+        return EmbeddingFamily(random_state=random_state)
+    if name == "retrieval":
+        return RetrievalFamily()
+    if name == "bm25":
+        return BM25Family()
+    raise ValueError(f"unknown attacker family {name!r}")
+
+
+# --- the panel -------------------------------------------------------------------------------
+class AttackerPanel:
+    """Attackers of several families trained on one reading (module docstring).
+
+    Parameters: ``families`` (names, see ``make_family``); ``random_state``. Fitted:
+    ``families_`` {name: fitted family}, ``classes_`` (companies the reading holds),
+    ``fit_seconds_`` {name: seconds}.
+    """
+
+    def __init__(self, families: Sequence[str] = CORE_FAMILIES, *, random_state: int = 0):
+        self.families = tuple(families)
+        self.random_state = random_state
+
+    def fit(self, texts: Sequence[str], labels: Sequence[str], doc_ids: Sequence[str] | None = None,
+            vectors: np.ndarray | None = None) -> AttackerPanel:
+        import time
+
+        texts, labels = [str(t) for t in texts], [str(v) for v in labels]
+        if len(texts) != len(labels) or len(set(labels)) < 2:
+            raise ValueError("the panel needs one label per text and at least two companies")
+        self.families_: dict[str, Family] = {}
+        self.fit_seconds_: dict[str, float] = {}
+        for name in self.families:
+            t0 = time.perf_counter()
+            fam = make_family(name, self.random_state)
+            if fam.needs_vectors and vectors is None:
+                continue  # no vectors given: the embedding family is left out
+            self.families_[name] = fam.fit(texts, labels, doc_ids, vectors)
+            self.fit_seconds_[name] = time.perf_counter() - t0
+        self.classes_ = np.array(sorted(set(labels)), dtype=object)
+        return self
+
+    def scorer(self, texts, labels, doc_ids, vectors=None, embed=None) -> PanelScorer:
+        return PanelScorer(self, texts, labels, doc_ids, vectors, embed)
+
+
+@dataclass
+class FamilyScore:
+    chunk_accuracy: float
+    document_accuracy: float
+    named_documents: tuple = field(default=(), repr=False)
+    chunk_named: np.ndarray | None = field(default=None, repr=False)  # per chunk position
+    doc_named: np.ndarray | None = field(default=None, repr=False)  # per scorer.documents_
+
+
+@dataclass
+class PanelScore:
+    families: dict[str, FamilyScore]
+
+    def worst(self, names: Sequence[str] | None = None) -> tuple[float, float]:
+        """(max chunk accuracy, max document accuracy) over ``names`` (default: all families)."""
+        names = list(names or self.families)
+        return (max(self.families[n].chunk_accuracy for n in names),
+                max(self.families[n].document_accuracy for n in names))
+
+    def row(self, prefix: str = "") -> dict:
+        out = {}
+        for n, s in self.families.items():
+            out[f"{prefix}{n}_chunk"] = s.chunk_accuracy
+            out[f"{prefix}{n}_doc"] = s.document_accuracy
+        return out
+
+
+def _ranks(scores: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Rank of the true class (0 = named; ties count as named); K for an unknown class."""
+    out = np.full(len(y), scores.shape[1], dtype=np.int64)
+    ok = y >= 0
+    if ok.any():
+        true = scores[ok, y[ok]]
+        out[ok] = (scores[ok] > true[:, None]).sum(axis=1)
+    return out
+
+
+class PanelScorer:
+    """Pre-release scores of a corpus under every family, ready to score releases fast."""
+
+    def __init__(self, panel: AttackerPanel, texts, labels, doc_ids, vectors=None,
+                 embed: Callable[[list[str]], np.ndarray] | None = None):
+        self.panel, self.embed = panel, embed
+        self.texts = [str(t) for t in texts]
+        self.labels = np.asarray([str(v) for v in labels], dtype=object)
+        self.doc_ids = np.asarray([str(d) for d in doc_ids], dtype=object)
+        self.documents_, self.doc_index_ = np.unique(self.doc_ids, return_inverse=True)
+        self.vectors = None if vectors is None else np.asarray(vectors, np.float32)
+        first = np.array([np.flatnonzero(self.doc_index_ == d)[0] for d in range(len(self.documents_))])
+        self.doc_labels_ = self.labels[first]
+        self.pre_: dict[str, dict] = {}
+        for name, fam in panel.families_.items():
+            where = {c: i for i, c in enumerate(fam.classes_)}
+            y = np.array([where.get(v, -1) for v in self.labels], dtype=np.int64)
+            state = {"y": y, "doc_y": y[first], "chunk": fam.chunk_scores(self.texts, self.vectors)}
+            if fam.whole_document:
+                member = sparse.csr_matrix((np.ones(len(self.texts)), (self.doc_index_, np.arange(len(self.texts)))),
+                                           shape=(len(self.documents_), len(self.texts)))
+                state["counts"] = fam.counts(self.texts).tocsr()
+                state["doc_counts"] = (member @ state["counts"]).tocsr()
+                state["doc"] = fam.doc_scores(state["doc_counts"])
+            else:
+                doc = np.zeros((len(self.documents_), len(fam.classes_)))
+                np.add.at(doc, self.doc_index_, state["chunk"])
+                state["doc"] = doc
+            self.pre_[name] = state
+
+    def _vectors(self, texts: list[str]) -> np.ndarray:
+        if self.embed is None:
+            raise ValueError("the embedding family needs an embed function for changed texts")
+        return np.asarray(self.embed(texts), np.float32)
+
+    def score(self, changed: Mapping[int, str] | None = None,
+              names: Sequence[str] | None = None) -> PanelScore:
+        """Accuracies of the release that replaces the texts at the given positions."""
+        changed = {int(p): str(t) for p, t in (changed or {}).items() if str(t) != self.texts[int(p)]}
+        pos = np.fromiter(changed.keys(), dtype=np.int64, count=len(changed))
+        new_texts = list(changed.values())
+        names = [n for n in (names or self.panel.families_) if n in self.panel.families_]
+        vec = None
+        if pos.size and any(self.panel.families_[n].needs_vectors for n in names):
+            vec = self._vectors(new_texts)
+        out = {}
+        for name in names:
+            out[name] = self._score_family(name, pos, new_texts, vec)
+        return PanelScore(out)
+
+    def _score_family(self, name, pos, new_texts, vec) -> FamilyScore:
+        fam, st = self.panel.families_[name], self.pre_[name]
+        chunk = st["chunk"].copy()
+        doc = st["doc"].copy()
+        if pos.size:
+            new = fam.chunk_scores(new_texts, vec)
+            if fam.whole_document:
+                touched = np.unique(self.doc_index_[pos])
+                new_counts = fam.counts(new_texts).tocsr()
+                delta = new_counts - st["counts"][pos]
+                member = sparse.csr_matrix((np.ones(len(pos)), (self.doc_index_[pos], np.arange(len(pos)))),
+                                           shape=(len(self.documents_), len(pos)))
+                doc_counts = (st["doc_counts"] + member @ delta)[touched]
+                doc[touched] = fam.doc_scores(doc_counts)
+            else:
+                np.add.at(doc, self.doc_index_[pos], new - chunk[pos])
+            chunk[pos] = new
+        rank = _ranks(chunk, st["y"])
+        drank = _ranks(doc, st["doc_y"])
+        named = drank == 0
+        return FamilyScore(float(np.mean(rank == 0)), float(np.mean(named)),
+                           tuple(self.documents_[named]), rank == 0, named)
+
+    def subset(self, score: PanelScore, companies: set) -> PanelScore:
+        """The same release's accuracies over the chunks/documents of ``companies`` only."""
+        cm = np.isin(self.labels, list(companies))
+        dm = np.isin(self.doc_labels_, list(companies))
+        return PanelScore({n: FamilyScore(float(s.chunk_named[cm].mean()), float(s.doc_named[dm].mean()),
+                                          (), s.chunk_named[cm], s.doc_named[dm])
+                           for n, s in score.families.items()})
