@@ -23,6 +23,7 @@ import pandas as pd
 
 from ..errors import ConfigError
 from ..generate.releases import Sweep
+from ..measure.tone import ToneScorer
 from .attack_columns import draws_columns, measured_row, single_draw_columns
 from .frontier import frontier_mask, near_one
 from .plan_grid import (
@@ -65,6 +66,8 @@ COLUMNS: dict[str, str] = {
     "mean_cosine": "mean cosine of each passage's embedding before and after",
     "clusters_unchanged": "share of passages whose cluster is unchanged",
     "chunks_changed": "share of passages changed",
+    "tone_correlation": "Loughran–McDonald net tone of each document before vs after: Pearson r",
+    "tone_kept": "share of Loughran–McDonald tone words kept (per document and polarity)",
 }
 UTILITY_AXES = ("words_unchanged", "du", "mean_cosine", "clusters_unchanged")
 
@@ -109,12 +112,14 @@ def candidate_table(sources: Mapping[str, Source], ctx, scorers=None, sweep=None
     (``measured_row``; its mean over draws is that value, s.d. 0)."""
     words = total_words(ctx)
     over = draws_columns(sweep, scorers) if scorers and sweep is not None else pd.DataFrame()
+    tone = ToneScorer([c.text for c in ctx.chunks], [c.doc_id for c in ctx.chunks])
     rows = []
     for k, source in enumerate(sources.values()):
         if progress and k % 10 == 0:
             progress(k / max(len(sources), 1), "Measuring every candidate")
         row = source.row()
         row.update(source.utility(words))
+        row.update(tone.score(changed_texts(ctx, source.changed())))
         if scorers and source.release_id in over.index:
             row.update(over.loc[source.release_id].to_dict())
         elif scorers:
