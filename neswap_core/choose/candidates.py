@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from ..errors import ConfigError
+from ..generate.dp_words import DPWordsRelease, dp_words_sources
 from ..generate.releases import Sweep
 from ..measure.tone import ToneScorer
 from .attack_columns import draws_columns, measured_row, single_draw_columns
@@ -37,12 +38,13 @@ from .plan_grid import (
 from .sources import PAPER, PaperRound, PlanStage
 
 Progress = Callable[[float, str], None]
-Source = PaperRound | PlanStage
+Source = PaperRound | PlanStage | DPWordsRelease
 
 #: The candidate table's columns before the measured ones, and what each means.
 COLUMNS: dict[str, str] = {
     "release_id": "the candidate: 'J @ t' (the paper's) or 'plan k · stage'",
-    "sampler": "'paper': one round of the paper's sequential swaps; 'plan': a plan of the grid",
+    "sampler": "'paper': one round of the paper's sequential swaps; 'plan': a plan of the grid; "
+    "'dp_words': the word-level DP baseline (generate/dp_words.py, sweep.dp_epsilons)",
     "combination": "the categories the candidate swaps",
     "swaps": "pairs swapped (a plan: entity, term and one-vs-many exchanges)",
     "rounds": "swap rounds",
@@ -152,7 +154,8 @@ def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidate
     if plans is None and config.plans.plan_rounds > 0:
         plans = plan_candidates(sweep.ctx, PlanGrid.from_config(config), config.sweep.population,
                                 lambda f, m: say(0.8 * f, m))  # fmt: skip
-    sources = {**paper_sources(sweep, config.sweep.population), **plan_sources(plans)}
+    sources = {**paper_sources(sweep, config.sweep.population), **plan_sources(plans),
+               **dp_words_sources(sweep.ctx, config.sweep.dp_epsilons, config.sweep.seed)}
     table = candidate_table(sources, sweep.ctx, scorers, sweep, lambda f, m: say(0.8 + 0.2 * f, m))
     return Candidates(table, sweep, sources, plans)
 

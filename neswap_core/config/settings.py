@@ -192,6 +192,8 @@ class SweepSettings(_Section):
     population: float = DEFAULT_POPULATION
     # the attacker panel fitted on the reading (measure/panel.py); its worst case is the risk
     panel_families: list[str] = field(default_factory=lambda: list(PANEL_CORE_FAMILIES))
+    # the word-level DP baseline (generate/dp_words.py): one candidate per ε ([] = none)
+    dp_epsilons: list[float] = field(default_factory=list)
 
     def check(self) -> None:
         for key in ("combination_size", "max_swaps", "draws"):
@@ -202,6 +204,8 @@ class SweepSettings(_Section):
             raise self.bad("panel_families", "it lists attacker families among "
                            + ", ".join(known) + ', and always "word" (the reading attacker)')
         self.choice("require", ("all", "any"))
+        if any(not e > 0 for e in self.dp_epsilons):
+            raise self.bad("dp_epsilons", "each ε is a positive number")
         if self.population <= 1:
             raise self.bad("population", "the population N must be above 1")
 

@@ -48,7 +48,7 @@ COLUMN_LABELS: dict[str, str] = {
     "worst_chunk_attacker": "attacker naming most passages",
     "worst_document_attacker": "attacker naming most documents",
     "tone_correlation": "tone kept (correlation of net tone per document)",
-    "tone_kept": "share of tone words kept",
+    "tone_kept": "share of tone words kept", "epsilon": "ε of the word-level DP baseline",
     # attack.csv and audit.json (publish/attack_report.py, measure/audit.py)
     "doc_id": "document", "company": "company", "named_before": "named before",
     "named_after": "named after", "predicted_after": "guess after",
@@ -111,7 +111,7 @@ SETTING_LABELS: dict[str, str] = {
     "plan_concentration_floor": "cluster concentration floor",
     "plan_one_vs_many": "leftovers moved one-vs-many",
     "max_chunk_accuracy": "goal: passages named at most",
-    "panel_families": "attacker panel", "goal_utility": "goal's utility",
+    "panel_families": "attacker panel", "dp_epsilons": "word-level DP baseline: ε values", "goal_utility": "goal's utility",
     "corrections": "entity corrections", "publishable_columns": "published columns",
     "shuffle_chunks": "chunk order shuffled", "bundle_seed": "pseudonym seed",
     "decisions": "review decisions", "release": "release written",
