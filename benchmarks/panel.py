@@ -121,7 +121,7 @@ def main() -> int:
           f"({pick['worst_document_attacker']})")
     if args.dp:
         from neswap_core.choose.candidates import candidate_table
-        from neswap_core.generate.dp_words import dp_words_sources
+        from neswap_core.choose.dp_sources import dp_words_sources
 
         eps = [float(e) for e in args.dp.split(",")]
         with _Timer() as dp:

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from ..errors import ConfigError
-from ..generate.dp_words import DPWordsRelease, dp_words_sources
 from ..generate.releases import Sweep
 from ..measure.tone import ToneScorer
 from .attack_columns import draws_columns, measured_row, single_draw_columns
+from .dp_sources import DPWordsRelease, dp_words_sources
 from .frontier import frontier_mask, near_one
 from .plan_grid import (
     PlanCandidates,

@@ -32,7 +32,6 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
-import pandas as pd
 
 from ..config.defaults import PLACEHOLDER_PATTERN
 from ..corpus import Chunk
@@ -181,65 +180,12 @@ def privatise_texts(texts: Sequence[str], epsilon: float, rng: np.random.Generat
     return released, len(words), changed
 
 
-@dataclass(frozen=True, eq=False)
-class DPWordsRelease:
-    """A candidate: every chunk through the word-level DP mechanism at one ε (``sampler``
-    "dp_words"; nothing to review: each word is its own noisy draw)."""
-
-    ctx: object
-    epsilon: float
-    seed: int
-    chunks: tuple[Chunk, ...]
-    words_changed: int
-
-    @property
-    def release_id(self) -> str:
-        return f"word-level DP, ε = {self.epsilon:g}"
-
-    def changed(self) -> dict[int, Chunk]:
-        base = self.ctx.chunks
-        return {i: c for i, c in enumerate(self.chunks) if c.text != base[i].text}
-
-    def row(self) -> dict:
-        return {"release_id": self.release_id, "sampler": "dp_words", "combination": "",
-                "swaps": 0, "rounds": 0, "description": f"word-level DP baseline (paper 001 "
-                f"§6), every word through the multivariate Laplace mechanism at ε = "
-                f"{self.epsilon:g}", "plan": "", "plan_index": -1, "stage_index": -1,
-                "dr": np.nan, "dr_mean": np.nan, "dr_sd": 0.0, "du_sd": 0.0, "draws": 1,
-                "draws_total": 1, "all_draws": True, "swap_rate": np.nan, "p_hat": np.nan,
-                "risk_status": "", "epsilon": float(self.epsilon)}  # fmt: skip
-
-    def utility(self, total_words: int | None = None) -> dict:
-        from ..choose.plan_grid import measure_row
-
-        row = measure_row(self.ctx, self.changed(), total_words)
-        row["du_mean"] = row["du"]
-        return row
-
-    def identity(self) -> dict:
-        return {"release": self.release_id}
-
-    def review(self, decisions) -> object:
-        from ..choose.review import ChosenRelease
-
-        changed = {i: c.text for i, c in self.changed().items()}
-        log = pd.DataFrame({"chunk_id": [self.chunks[i].chunk_id for i in changed],
-                            "before": [self.ctx.chunks[i].text for i in changed],
-                            "after": list(changed.values())})  # fmt: skip
-        return ChosenRelease(self.release_id, self.chunks, (), len(changed), 0, "changes.csv", log,
-                             pd.DataFrame(), self.utility(), (changed,), self.identity(),
-                             (self.seed,), "passages")
-
-
-def dp_words_sources(ctx, epsilons: Sequence[float], seed: int = 0) -> dict[str, DPWordsRelease]:
-    """One candidate per ε (each drawn with its own generator from ``seed``)."""
-    out = {}
-    texts = [c.text for c in ctx.chunks]
-    for k, eps in enumerate(epsilons):
-        rng = np.random.default_rng([seed, k, 1_000_003])
-        released, _, changed = privatise_texts(texts, float(eps), rng)
-        chunks = tuple(c if t == c.text else replace(c, text=t, entities=())
-                       for c, t in zip(ctx.chunks, released, strict=True))
-        source = DPWordsRelease(ctx, float(eps), seed, chunks, changed)
-        out[source.release_id] = source
-    return out
+def privatise_chunks(chunks: Sequence[Chunk], epsilon: float, seed: int = 0, k: int = 0
+                     ) -> tuple[tuple[Chunk, ...], int]:
+    """(the chunks with every word through the mechanism at ``epsilon``, words changed); the
+    generator is seeded by (``seed``, ``k``) so each ε of a list gets its own draw."""
+    rng = np.random.default_rng([seed, k, 1_000_003])
+    released, _, changed = privatise_texts([c.text for c in chunks], float(epsilon), rng)
+    out = tuple(c if t == c.text else replace(c, text=t, entities=())
+                for c, t in zip(chunks, released, strict=True))
+    return out, changed
