@@ -107,12 +107,16 @@ def export_config(stage, release_id: str, plans) -> RunConfig:
 
 
 @st.cache_resource(show_spinner="Training the attackers (once per corpus and roles)…", max_entries=4)
-def _scorers(key: str, _chunks, _pre_swap, _reading, _corpus, seed: int) -> dict:
-    """The CLI's attackers: the reading one (on the corpus's reading) and the in-corpus one."""
+def _scorers(key: str, _chunks, _pre_swap, _reading, _corpus, seed: int,
+             families: tuple[str, ...] = ("word",), _x=None) -> dict:
+    """The CLI's attackers: the attacker panel (on the corpus's reading) and the in-corpus one."""
     from neswap_core.measure.reading import reading_attacker
 
+    from .pipeline import CACHE_DIR, embedder
+
     reading = reading_attacker(_reading, _chunks, _corpus) if _reading is not None else None
-    return build_scorers(_pre_swap, reading, in_corpus=True, random_state=seed)
+    return build_scorers(_pre_swap, reading, in_corpus=True, random_state=seed, families=families,
+                         embed=embedder().encode, vectors=_x, cache_dir=str(CACHE_DIR))
 
 
 def scorers(stage, seed: int) -> dict:
@@ -120,9 +124,10 @@ def scorers(stage, seed: int) -> dict:
     from . import views_check as vc
 
     reading, reading_key = vc.reading_of(stage)
-    pre_swap, _ = stage.pre_swap()
-    key = digest([stage.roles_key, reading_key, seed])
-    return _scorers(key, stage.chunks(), pre_swap, reading, stage.corpus(), int(seed))
+    pre_swap, x = stage.pre_swap()
+    families = tuple(stage.config.sweep.panel_families)
+    key = digest([stage.roles_key, reading_key, seed, families])
+    return _scorers(key, stage.chunks(), pre_swap, reading, stage.corpus(), int(seed), families, x)
 
 
 @dataclass

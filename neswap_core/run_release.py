@@ -8,8 +8,8 @@ by step over its caches (the same functions, so both write the same files):
 2. ``search_for_goal``: a goal switches on the plan search that can reach it (choose/goals.py);
 3. ``release_context``: roles applied, changed chunks re-embedded, mixture fitted (SPEC §3–§4);
 4. ``sweep_for_config``: the paper's candidates (J, t) and their M draws (SPEC §3, §5–§6);
-5. ``build_scorers``: the attackers (the reading one when the corpus has an ``attacker/``
-   folder, the in-corpus one always; SPEC §8);
+5. ``build_scorers``: the attackers (the reading one and the rest of the attacker panel when
+   the corpus has an ``attacker/`` folder, the in-corpus one always; SPEC §8, §12);
 6. ``build_candidates``: every candidate, the paper's and the plans', in one measured table;
 7. ``finish_release``: the choice (pinned, goal or line; choose/chosen.py) and the release
    with the analyst's review applied, as a ``ReleaseResult`` (choose/result.py), which
@@ -101,7 +101,9 @@ def run_release(
     timings["sweep"] = time.perf_counter() - start
     start = time.perf_counter()
     say(0.5, "Training the attackers")
-    scorers = build_scorers(ctx.chunks, reading, in_corpus=True, random_state=config.sweep.seed)
+    scorers = build_scorers(ctx.chunks, reading, in_corpus=True, random_state=config.sweep.seed,
+                            families=config.sweep.panel_families, embed=embed,
+                            vectors=ctx.embeddings, cache_dir=config.prepare.cache_dir)  # fmt: skip
     timings["attackers"] = time.perf_counter() - start
     start = time.perf_counter()
     candidates = build_candidates(sweep, config, scorers, progress=lambda f, m: say(0.55 + 0.45 * f, m))

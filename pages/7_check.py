@@ -8,6 +8,7 @@ import streamlit as st
 from appkit import views_check as vc
 from appkit import views_frontier as vf
 from appkit import views_llm as vl
+from appkit import views_panel as vp
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
 from appkit.state import current
@@ -115,6 +116,37 @@ with user_errors(stop=False):
         st.caption("Weight: over the document's released passages, the sum of each term's tf-idf "
                    "times the attacker's coefficient for the true company. Candidates for a "
                    "term swap or redaction on **4 · Swaps**.")
+
+# --- the attacker panel (SPEC §12) -----------------------------------------------------------------
+st.subheader("Every kind of attacker: the attacker panel")
+with user_errors(stop=False):
+    panel = vp.panel(stage)
+    if panel is None:
+        st.info("The attacker panel needs an attacker reading (other texts of the same companies, "
+                "uploaded above). Without one, only the in-corpus attacker measures this release.")
+    else:
+        st.markdown(
+            "Protection that fools one kind of model may not fool another. These attackers all "
+            "read the same other texts of the companies but look at different things: the words, "
+            "the character sequences, the meaning of each passage, or the whole document at once "
+            "(retrieval). The release is only as safe as the **worst** of them (highlighted).")
+        measured = vp.measures(panel, changed)
+        st.warning(vp.panel_sentence(measured))
+        st.dataframe(vp.panel_styled(measured), hide_index=True, width="stretch")
+        named = vp.named_by_any(measured)
+        if len(named) == 0:
+            st.success("After this release no attacker of the panel names any document.")
+        else:
+            st.markdown(f"**{len(named)} documents are still named by at least one attacker.** "
+                        "Pick one to see the words and phrases that give it away.")
+            st.dataframe(named, hide_index=True, width="stretch")
+            panel_doc = st.selectbox("Document named by the panel", named["document"].tolist(),
+                                     key="check_panel_document")
+            st.dataframe(vp.naming_words(panel, measured, changed, panel_doc), hide_index=True,
+                         width="stretch")
+            st.caption("Retrieval: the words and two-word phrases that add most to the document's "
+                       "similarity with its company's other texts. Word and character models: "
+                       "the features with the largest weight for the true company.")
 
 # --- the optional LLM attacker (SPEC §8) ------------------------------------------------------------
 with st.expander("LLM attacker (optional): ask a chat model to name the company"):

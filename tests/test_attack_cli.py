@@ -96,21 +96,33 @@ def test_release_writes_attack_files_and_evaluate_reproduces_them(
     assert main(["release", "--config", str(config)]) == 0
     key = out / "key"
     summary = json.loads((key / "attack.json").read_text())
-    assert summary["primary"] == "reading" and set(summary["attackers"]) == {"reading", "in-corpus"}
+    # the attacker panel (issue 22): the reading attacker is its word family, the others are
+    # attackers of their own; the primary figures are the worst case over the panel
+    panel = {"reading", "char", "embedding", "retrieval"}
+    assert summary["primary"] == "panel" and set(summary["attackers"]) == panel | {"in-corpus"}
     assert "pessimistic" in summary["attackers"]["in-corpus"]["note"]
+    worst = summary["panel"]
+    assert worst["release_document_accuracy"] == max(
+        summary["attackers"][n]["release"]["document_accuracy"] for n in panel)
+    assert worst["release_chunk_attacker"] in panel
     table = pd.read_csv(key / "attack.csv")
-    assert len(table) == 2 * 10 and set(table["attacker"]) == {"reading", "in-corpus"}
+    assert len(table) == 5 * 10 and set(table["attacker"]) == panel | {"in-corpus"}
     releases = pd.read_csv(key / "candidates.csv")
     for column in ("chunk_accuracy", "document_accuracy", "changed_accuracy_pre.reading",
                    "changed_accuracy_post.reading", "chunk_accuracy.in-corpus",
                    "chunk_accuracy.reading", "chunk_accuracy_mean.reading"):  # fmt: skip
         assert releases[column].notna().all(), column
-    assert (releases["attacker"] == "reading").all()
-    assert (releases["chunk_accuracy"] == releases["chunk_accuracy.reading"]).all()  # primary
+    assert (releases["attacker"] == "panel").all()
+    per_family = releases[[f"chunk_accuracy.{n}" for n in sorted(panel)]]
+    assert (releases["chunk_accuracy"] == per_family.max(axis=1)).all()  # primary: worst case
+    for n in ("char", "embedding", "retrieval"):
+        assert releases[f"document_accuracy.{n}"].notna().all(), n
+    assert releases["tone_kept"].between(0, 1).all() and releases["tone_correlation"].notna().all()
     report = json.loads((key / "report.json").read_text())
     chosen = releases.set_index("release_id").loc[report["written"]["release_id"]]
     release = summary["attackers"]["reading"]["release"]
-    assert release["chunk_top1"] == pytest.approx(chosen["chunk_accuracy"])
+    assert release["chunk_top1"] == pytest.approx(chosen["chunk_accuracy.reading"])
+    assert worst["release_chunk_accuracy"] == pytest.approx(chosen["chunk_accuracy"])
     assert release["n_changed"] > 0 and release["chance"] == pytest.approx(0.1)
     # evaluate the written folder: the same figures, from released/ and key/ only
     capsys.readouterr()
@@ -121,7 +133,7 @@ def test_release_writes_attack_files_and_evaluate_reproduces_them(
                      "--llm-url", f"http://{host}:{port}/v1", "--llm-model", "fake",
                      "--llm-cache", str(tmp_path / "llm.jsonl"), "--confirm-llm"]) == 0  # fmt: skip
     again = json.loads((tmp_path / "eval" / "attack.json").read_text())
-    for name in ("reading", "in-corpus"):
+    for name in sorted(panel | {"in-corpus"}):
         a, b = summary["attackers"][name], again["attackers"][name]
         for part in ("pre_release", "release"):
             for key_ in ("chunk_top1", "document_accuracy", "n_changed", "changed_post_top1"):

@@ -10,10 +10,17 @@ are more columns, never new branches:
   ``chunk_top5.<attacker>``, ``changed_accuracy_pre.<attacker>``,
   ``changed_accuracy_post.<attacker>`` (the changed passages before/after, the paper's Table 2)
   and ``mcnemar_p.<attacker>`` (Table 3);
-* ``chunk_accuracy`` and ``document_accuracy`` without a suffix: the **primary** attacker's
-  (``primary_name``: the reading attacker when there is one, else the in-corpus one; issue 22
-  makes it the panel's worst case), the columns goals and the frontier use; ``attacker`` names it
-  and ``chance`` is 1 / number of companies;
+* with an attacker reading, the **attacker panel** (``measure/panel.py``): the reading attacker
+  is its ``word`` family (columns ``.reading``) and the other families of
+  ``sweep.panel_families`` (default ``char``, ``embedding``, ``retrieval``; the
+  evaluation-only ``bm25``, ``svm``, ``nb``, ``word_c1`` when listed) are attackers of their own
+  name: ``chunk_accuracy.char``, ``document_accuracy.retrieval``, … The panel is fitted once per
+  reading (cached on disk, ``measure/panel_cache.py``) and scores only changed chunks;
+* ``chunk_accuracy`` and ``document_accuracy`` without a suffix: the **primary** figures, the
+  columns goals, the frontier and the verdict use. With a panel they are the **worst case over
+  the panel** (each level's maximum; ``attacker`` = "panel", ``worst_chunk_attacker`` and
+  ``worst_document_attacker`` name the family that reaches it); without a reading they are the
+  in-corpus attacker's (``attacker`` = "in-corpus"). ``chance`` is 1 / number of companies;
 * over the paper's M Monte Carlo draws (``draws_columns``): ``chunk_accuracy_mean.<attacker>``
   and ``_sd`` (ddof 1; 0 for one draw), the same for ``document_accuracy`` and
   ``changed_accuracy_post``; a plan has one draw (mean = its value, s.d. 0).
@@ -26,15 +33,36 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..config.defaults import PANEL_CORE_FAMILIES, PANEL_EXTRA_FAMILIES
 from ..corpus import Chunk
 from ..generate.releases import combination_name
 from ..measure.attack import CrossFittedAttacker, TextAttacker
 from ..measure.attack_scores import AttackMeasures, ReleaseScorer
+from ..measure.panel_cache import fitted_panel
+from ..measure.panel_scorers import family_scorers
+from ..paths import resolve_cache_dir
 
-READING, IN_CORPUS = "reading", "in-corpus"
+READING, IN_CORPUS, PANEL = "reading", "in-corpus", "panel"
+#: Attackers that are families of the panel (the reading attacker is its word family).
+PANEL_MEMBERS = (READING, *(f for f in PANEL_CORE_FAMILIES + PANEL_EXTRA_FAMILIES if f != "word"))
+#: Said when there is no reading: the panel cannot be fitted.
+NO_READING_NOTE = ("No attacker reading (an attacker/ folder beside the corpus, or an upload): "
+                   "the attacker panel (word, character, sentence-embedding and whole-document "
+                   "retrieval attackers) needs one, so risk is measured by the in-corpus attacker "
+                   "only.")
 #: What each attacker is, for tables and pages (the in-corpus one is the pessimistic reading).
 ATTACKER_NOTES = {
-    READING: "outside reader trained on other texts of the same companies",
+    PANEL: "the worst case over the attacker panel (each figure is the highest of its attackers)",
+    READING: "outside reader trained on other texts of the same companies (word 1–2-grams + "
+    "logistic regression: the panel's word attacker)",
+    "char": "outside reader on character 2–5-grams + logistic regression",
+    "embedding": "outside reader on sentence embeddings (MiniLM) + logistic regression",
+    "retrieval": "whole-document retrieval: the document's TF-IDF word 1–2-grams against each "
+    "company's other texts, nearest company",
+    "bm25": "whole-document BM25 retrieval against each company's other texts (evaluation only)",
+    "svm": "linear SVM on word 1–2-grams (evaluation only)",
+    "nb": "naive Bayes on word 1–2-gram counts (evaluation only)",
+    "word_c1": "the word attacker with stronger regularisation, C = 1 (evaluation only)",
     IN_CORPUS: "cross-fitted on the corpus itself: it has read the other passages of the same "
     "document, which SPEC §8 calls the stronger, pessimistic reading; with little text per "
     "company it can still name fewer chunks than an outside reader (dev corpus: 0.60 vs 0.76)",
@@ -63,23 +91,60 @@ def build_scorers(
     *,
     in_corpus: bool = True,
     random_state: int = 0,
+    families: Sequence[str] = ("word",),
+    embed=None,
+    vectors: np.ndarray | None = None,
+    cache_dir: str | None = "",
 ) -> dict[str, ReleaseScorer]:
-    """Scorers of the pre-release ``chunks``: reading (when fitted attacker given), in-corpus."""
+    """Scorers of the pre-release ``chunks``: reading (when fitted attacker given), the panel's
+    other ``families`` fitted on the same reading (``reading.units_``; ``embed`` embeds texts
+    for the embedding family, ``vectors`` are the chunks' embeddings; ``cache_dir``: where the
+    fitted panel is cached, "" the default folder, None nowhere), in-corpus."""
     texts = [c.text for c in chunks]
     labels = [c.protected for c in chunks]
     docs = [c.doc_id for c in chunks]
     scorers: dict[str, ReleaseScorer] = {}
     if reading is not None:
         scorers[READING] = ReleaseScorer(reading, texts, labels, docs, name=READING)
+        others = [f for f in families if f != "word"]
+        units = getattr(reading, "units_", None)
+        if others and units is not None:
+            panel = fitted_panel(*units, others, embed=embed, cache_dir=resolve_cache_dir(cache_dir),
+                                 random_state=random_state)  # fmt: skip
+            scorers.update(family_scorers(panel, texts, labels, docs, vectors=vectors, embed=embed))
     if in_corpus:
         model = CrossFittedAttacker(random_state=random_state).fit(texts, labels, docs)
         scorers[IN_CORPUS] = ReleaseScorer(model, texts, labels, docs, name=IN_CORPUS)
     return scorers
 
 
+def panel_members(scorers: Mapping[str, ReleaseScorer]) -> list[str]:
+    """The attackers of ``scorers`` that are families of the attacker panel."""
+    return [n for n in scorers if n in PANEL_MEMBERS]
+
+
 def primary_name(scorers: Mapping[str, ReleaseScorer]) -> str | None:
-    """The attacker shown by default: the reading one when there is one."""
+    """The attacker shown by default: the panel's worst case when more than one family was
+    fitted on a reading, else the reading attacker, else the first (in-corpus)."""
+    if len(panel_members(scorers)) > 1:
+        return PANEL
     return READING if READING in scorers else next(iter(scorers), None)
+
+
+def worst_case(frame: pd.DataFrame, members: Sequence[str]) -> pd.DataFrame:
+    """The primary columns of ``frame`` as the worst case over ``members`` (module docstring):
+    ``chunk_accuracy`` / ``document_accuracy`` the highest, ``worst_*_attacker`` which one."""
+    out = pd.DataFrame(index=frame.index)
+    for level in LEVELS:
+        cols = [risk_column(level, m) for m in members]
+        values = frame[cols].astype(float)
+        out[risk_column(level)] = values.max(axis=1)
+        # the first of the members reaching the maximum (NaN rows name none)
+        best = values.fillna(-np.inf).to_numpy().argmax(axis=1)
+        out[f"worst_{level}_attacker"] = np.where(values.notna().any(axis=1),
+                                                  np.asarray(members, dtype=object)[best], "")
+    out["attacker"] = PANEL
+    return out
 
 
 def measured_row(scorers: Mapping[str, ReleaseScorer], changed: Mapping[int, str]) -> dict:
@@ -92,6 +157,9 @@ def measured_row(scorers: Mapping[str, ReleaseScorer], changed: Mapping[int, str
             row[f"{stem}.{name}"] = float(getattr(measures, attr))
         if name == primary:
             row.update(_primary(name, measures))
+        row["chance"] = float(measures.chance)
+    if primary == PANEL:
+        row.update(worst_case(pd.DataFrame([row]), panel_members(scorers)).iloc[0].to_dict())
     return row
 
 
@@ -155,7 +223,13 @@ def draws_columns(sweep, scorers: Mapping[str, ReleaseScorer]) -> pd.DataFrame:
                                      orient="index")
               for name, scorer in scorers.items()]  # fmt: skip
     frames = [f for f in frames if len(f)]
-    return pd.concat(frames, axis=1) if frames else pd.DataFrame()
+    if not frames:
+        return pd.DataFrame()
+    table = pd.concat(frames, axis=1)
+    if primary == PANEL:
+        table = pd.concat([table, worst_case(table, panel_members(scorers))], axis=1)
+        table["chance"] = 1.0 / max(next(iter(scorers.values())).n_companies, 1)
+    return table
 
 
 def single_draw_columns(row: Mapping[str, float], scorers: Mapping[str, ReleaseScorer]) -> dict:

@@ -23,7 +23,9 @@ import pandas as pd
 
 from ..errors import ConfigError
 from ..generate.releases import Sweep
+from ..measure.tone import ToneScorer
 from .attack_columns import draws_columns, measured_row, single_draw_columns
+from .dp_sources import DPWordsRelease, dp_words_sources
 from .frontier import frontier_mask, near_one
 from .plan_grid import (
     PlanCandidates,
@@ -36,12 +38,13 @@ from .plan_grid import (
 from .sources import PAPER, PaperRound, PlanStage
 
 Progress = Callable[[float, str], None]
-Source = PaperRound | PlanStage
+Source = PaperRound | PlanStage | DPWordsRelease
 
 #: The candidate table's columns before the measured ones, and what each means.
 COLUMNS: dict[str, str] = {
     "release_id": "the candidate: 'J @ t' (the paper's) or 'plan k · stage'",
-    "sampler": "'paper': one round of the paper's sequential swaps; 'plan': a plan of the grid",
+    "sampler": "'paper': one round of the paper's sequential swaps; 'plan': a plan of the grid; "
+    "'dp_words': the word-level DP baseline (generate/dp_words.py, sweep.dp_epsilons)",
     "combination": "the categories the candidate swaps",
     "swaps": "pairs swapped (a plan: entity, term and one-vs-many exchanges)",
     "rounds": "swap rounds",
@@ -65,6 +68,8 @@ COLUMNS: dict[str, str] = {
     "mean_cosine": "mean cosine of each passage's embedding before and after",
     "clusters_unchanged": "share of passages whose cluster is unchanged",
     "chunks_changed": "share of passages changed",
+    "tone_correlation": "Loughran–McDonald net tone of each document before vs after: Pearson r",
+    "tone_kept": "share of Loughran–McDonald tone words kept (per document and polarity)",
 }
 UTILITY_AXES = ("words_unchanged", "du", "mean_cosine", "clusters_unchanged")
 
@@ -109,12 +114,14 @@ def candidate_table(sources: Mapping[str, Source], ctx, scorers=None, sweep=None
     (``measured_row``; its mean over draws is that value, s.d. 0)."""
     words = total_words(ctx)
     over = draws_columns(sweep, scorers) if scorers and sweep is not None else pd.DataFrame()
+    tone = ToneScorer([c.text for c in ctx.chunks], [c.doc_id for c in ctx.chunks])
     rows = []
     for k, source in enumerate(sources.values()):
         if progress and k % 10 == 0:
             progress(k / max(len(sources), 1), "Measuring every candidate")
         row = source.row()
         row.update(source.utility(words))
+        row.update(tone.score(changed_texts(ctx, source.changed())))
         if scorers and source.release_id in over.index:
             row.update(over.loc[source.release_id].to_dict())
         elif scorers:
@@ -147,7 +154,8 @@ def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidate
     if plans is None and config.plans.plan_rounds > 0:
         plans = plan_candidates(sweep.ctx, PlanGrid.from_config(config), config.sweep.population,
                                 lambda f, m: say(0.8 * f, m))  # fmt: skip
-    sources = {**paper_sources(sweep, config.sweep.population), **plan_sources(plans)}
+    sources = {**paper_sources(sweep, config.sweep.population), **plan_sources(plans),
+               **dp_words_sources(sweep.ctx, config.sweep.dp_epsilons, config.sweep.seed)}
     table = candidate_table(sources, sweep.ctx, scorers, sweep, lambda f, m: say(0.8 + 0.2 * f, m))
     return Candidates(table, sweep, sources, plans)
 

@@ -150,6 +150,10 @@ PAPER_KS: tuple[int, ...] = (10, 30)
 PAPER_MIN_WEIGHTS: tuple[float, ...] = (1e-3, 1e-10)
 
 # --- plans (SPEC §10) ----------------------------------------------------------------------------
+#: The attacker panel (measure/panel.py, SPEC §12): the families fitted on the attacker reading
+#: by default (``word`` is the reading attacker) and the evaluation-only ones a setting adds.
+PANEL_CORE_FAMILIES = ("word", "char", "embedding", "retrieval")
+PANEL_EXTRA_FAMILIES = ("bm25", "svm", "nb", "word_c1")
 DEFAULT_PLAN_COVERAGE = 0.9  # share of swappable chunks changed at which rounds stop
 DEFAULT_SIMILARITY_FLOOR = 0.3  # cosine of a pair's embeddings; below it a swap reads wrongly
 DEFAULT_CONCENTRATION_FLOOR = 0.0  # fitted ρ of a cluster; below it the cluster gives no pair

@@ -49,6 +49,8 @@ from .defaults import (
     DEFAULT_SPACY_MODEL,
     DEFAULT_THRESHOLD,
     EMBEDDING_BACKENDS,
+    PANEL_CORE_FAMILIES,
+    PANEL_EXTRA_FAMILIES,
     ROLES,
 )
 
@@ -188,12 +190,22 @@ class SweepSettings(_Section):
     suppress_leftovers: bool = False
     seed: int = 0
     population: float = DEFAULT_POPULATION
+    # the attacker panel fitted on the reading (measure/panel.py); its worst case is the risk
+    panel_families: list[str] = field(default_factory=lambda: list(PANEL_CORE_FAMILIES))
+    # the word-level DP baseline (generate/dp_words.py): one candidate per ε ([] = none)
+    dp_epsilons: list[float] = field(default_factory=list)
 
     def check(self) -> None:
         for key in ("combination_size", "max_swaps", "draws"):
             if getattr(self, key) < 1:
                 raise self.bad(key, "it must be at least 1")
+        known = PANEL_CORE_FAMILIES + PANEL_EXTRA_FAMILIES
+        if any(f not in known for f in self.panel_families) or "word" not in self.panel_families:
+            raise self.bad("panel_families", "it lists attacker families among "
+                           + ", ".join(known) + ', and always "word" (the reading attacker)')
         self.choice("require", ("all", "any"))
+        if any(not e > 0 for e in self.dp_epsilons):
+            raise self.bad("dp_epsilons", "each ε is a positive number")
         if self.population <= 1:
             raise self.bad("population", "the population N must be above 1")
 

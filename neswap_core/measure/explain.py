@@ -62,9 +62,9 @@ def document_views(
     """One ``DocumentView`` per document of the corpus, in document order."""
     changed = changed or {}
     texts, log_p = _released(scorer, changed)
-    doc_lp = np.zeros_like(scorer.doc_log_proba_)
-    np.add.at(doc_lp, scorer.doc_index_, log_p)
-    guess = doc_lp.argmax(axis=1)
+    # named / predicted as the scorer measures documents (sums of chunk log-probabilities, or a
+    # whole-document family's own score: measure/panel_scorers.py)
+    docs = scorer.score(changed).documents
     changed_pos = set(scorer._changed(changed)[0].tolist())
     views = []
     for d, doc_id in enumerate(scorer.documents_):
@@ -87,8 +87,8 @@ def document_views(
             DocumentView(
                 doc_id=str(doc_id),
                 company=label,
-                named=bool(y >= 0 and guess[d] == y),
-                predicted=str(scorer.classes_[guess[d]]),
+                named=bool(docs["named"].iloc[d]),
+                predicted=str(docs["predicted"].iloc[d]),
                 chunks=chunks,
                 words=words[words > 0].head(n_words),
             )

@@ -41,8 +41,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import sparse
 
-CORE_FAMILIES = ("word", "char", "embedding", "retrieval")
-EXTRA_FAMILIES = ("bm25", "svm", "nb", "word_c1")
+from ..config.defaults import PANEL_CORE_FAMILIES as CORE_FAMILIES
+from ..config.defaults import PANEL_EXTRA_FAMILIES as EXTRA_FAMILIES
+
+__all__ = ["CORE_FAMILIES", "EXTRA_FAMILIES", "AttackerPanel", "PanelScorer", "PanelScore", "make_family"]
 
 
 def _softmax_log(scores: np.ndarray) -> np.ndarray:

@@ -90,13 +90,16 @@ def reading_attacker(
     """Fit the reading attacker on the reading cut into passages the size of ``chunks``.
 
     Companies of the corpus missing from the reading can never be named by it (their chunks
-    count as wrong); ``missing_companies`` lists them so the caller can say so.
+    count as wrong); ``missing_companies`` lists them so the caller can say so. ``units_``
+    keeps the (texts, labels, doc ids) it was fitted on, for the other families of the attacker
+    panel (``choose/attack_columns.build_scorers``).
     """
     size = sentences_per_chunk(chunks)
-    texts, labels, _ = reading_units(reading, size, corpus)
+    texts, labels, ids = reading_units(reading, size, corpus)
     attacker = TextAttacker(C=C, random_state=random_state).fit(texts, labels)
     attacker.unit_sentences_ = size
     attacker.n_units_ = len(texts)
+    attacker.units_ = (texts, labels, ids)  # the training passages: the panel fits on the same
     return attacker
 
 

@@ -20,7 +20,7 @@ stem (the union of both readings, so tone is kept under either).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -79,6 +79,44 @@ def tone_report(before: Sequence[str], after: Sequence[str]) -> dict:
         (pb, nb), (pa, na) = counts(b), counts(a)
         kept += min(pb, pa) + min(nb, na)
         total += pb + nb
-    corr = float(np.corrcoef(tb, ta)[0, 1]) if np.std(tb) > 0 and np.std(ta) > 0 else float("nan")
+    corr = _correlation(tb, ta)
     return {"tone_corr": corr, "tone_mean_abs_change": float(np.mean(np.abs(ta - tb))),
             "tone_words_kept": kept / max(total, 1)}
+
+
+class ToneScorer:
+    """Tone of every candidate from the changed chunks only (SPEC §12's finance utility).
+
+    Built once per corpus from the pre-release chunks (``texts``, ``doc_ids``): each chunk's
+    (positive, negative) counts and each document's sums. ``score(changed)`` recounts only the
+    changed chunks and returns ``tone_correlation`` (Pearson r of the documents' net tone before
+    and after; NaN when either side is constant) and ``tone_kept`` (Σ min(before, after) / Σ
+    before over documents and polarities, as ``tone_report``)."""
+
+    def __init__(self, texts: Sequence[str], doc_ids: Sequence[str]) -> None:
+        self.texts = [str(t) for t in texts]
+        self.documents_, self.doc_index_ = np.unique(np.asarray([str(d) for d in doc_ids]),
+                                                     return_inverse=True)  # fmt: skip
+        self.counts_ = np.array([counts(t) for t in self.texts], dtype=np.int64).reshape(-1, 2)
+        self.doc_counts_ = np.zeros((len(self.documents_), 2), dtype=np.int64)
+        np.add.at(self.doc_counts_, self.doc_index_, self.counts_)
+
+    def score(self, changed: Mapping[int, str]) -> dict[str, float]:
+        doc = self.doc_counts_.copy()
+        for p, text in changed.items():
+            if str(text) != self.texts[int(p)]:
+                doc[self.doc_index_[int(p)]] += np.array(counts(str(text))) - self.counts_[int(p)]
+        return {"tone_correlation": _correlation(_net(self.doc_counts_), _net(doc)),
+                "tone_kept": float(np.minimum(doc, self.doc_counts_).sum()
+                                   / max(int(self.doc_counts_.sum()), 1))}
+
+
+def _net(c: np.ndarray) -> np.ndarray:
+    total = c.sum(axis=1)
+    return np.where(total > 0, (c[:, 0] - c[:, 1]) / np.maximum(total, 1), 0.0)
+
+
+def _correlation(a: np.ndarray, b: np.ndarray) -> float:
+    if len(a) < 2 or np.std(a) == 0 or np.std(b) == 0:
+        return float("nan")
+    return float(np.corrcoef(a, b)[0, 1])

@@ -1,7 +1,8 @@
 """attack.json / attack.csv of a release (SPEC §8), and matching a released folder back to chunks.
 
 ``attack_report(scorers, changed, chunk_ids, draws)`` gives, per attacker, the pre-release
-figures, the written release's figures (Tables 2 and 3 of the paper: accuracy on changed chunks
+figures, the written release's figures (every family of the attacker panel is an attacker; with a
+panel, ``panel`` holds the worst case over it before and after, and which family reaches it) (Tables 2 and 3 of the paper: accuracy on changed chunks
 pre/post, the 2×2 table, McNemar p), mean ± s.d. over the M draws when given, and one CSV row
 per (attacker, document): named before/after, the chunks that gave it away, the words that
 weighed most. ``released_changes`` maps the documents of an existing ``released/`` folder back
@@ -17,7 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import linear_sum_assignment
 
-from ..choose.attack_columns import ATTACKER_NOTES, primary_name, summarise
+from ..choose.attack_columns import ATTACKER_NOTES, PANEL, panel_members, primary_name, summarise
 from ..errors import CorpusError
 from ..measure.attack_scores import ReleaseScorer
 from ..measure.explain import document_views, views_frame
@@ -63,7 +64,23 @@ def attack_report(
         frame["n_changed"] = frame["doc_id"].map(docs["n_changed"])
         frames.append(frame[CSV_COLUMNS])
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=CSV_COLUMNS)
+    if summary["primary"] == PANEL:
+        summary["panel"] = panel_summary(summary["attackers"], panel_members(scorers))
     return _clean(summary), table
+
+
+def panel_summary(attackers: Mapping[str, dict], members: Sequence[str]) -> dict:
+    """The attacker panel's worst case before and after the release: per level, the highest
+    figure over ``members`` and which attacker reaches it (``ATTACKER_NOTES[PANEL]``)."""
+    out: dict = {"members": list(members), "note": ATTACKER_NOTES[PANEL]}
+    for when in ("pre_release", "release"):
+        for level, key in (("chunk", "chunk_top1"), ("document", "document_accuracy")):
+            values = {m: attackers[m][when].get(key) for m in members}
+            known = {m: v for m, v in values.items() if v is not None}
+            worst = max(known, key=known.get) if known else None
+            out[f"{when}_{level}_accuracy"] = known.get(worst) if worst else None
+            out[f"{when}_{level}_attacker"] = worst
+    return out
 
 
 def _clean(value):

@@ -4,8 +4,9 @@
 original ids. The corpus is prepared again with the release's configuration
 (``key/config.toml``; chunking, NER and embeddings come from the caches), the C roles are
 applied as in the release, the released paragraphs are matched to the corpus's chunks
-(``report.released_changes``), and the attackers measure the release: the reading attacker when
-the corpus has an ``attacker/`` folder, the in-corpus attacker always.
+(``report.released_changes``), and the attackers measure the release: the attacker panel
+(``sweep.panel_families``, fitted on the reading) when the corpus has an ``attacker/`` folder,
+the in-corpus attacker always.
 """
 
 from __future__ import annotations
@@ -102,6 +103,14 @@ def _released_texts(release: Path) -> dict[str, str]:
     return {back[d.doc_id]: d.text for d in docs}
 
 
+def _embedder(config: RunConfig):
+    """The release's embedder (cached vectors by text) for the panel's embedding attacker."""
+    from ..models.embedding import Embedder
+
+    return Embedder(config.prepare.embedding_model, config.prepare.cache_dir,
+                    backend=config.prepare.embedding_backend)
+
+
 def evaluate_release(release: str | Path, corpus_path: str | Path | None = None) -> Evaluation:
     """Measure the release in folder ``release`` against the corpus it was made from."""
 
@@ -115,7 +124,9 @@ def evaluate_release(release: str | Path, corpus_path: str | Path | None = None)
     pre = apply_roles(list(prepared.chunks), dict(config.roles))
     changed = released_changes([c.text for c in pre], [c.doc_id for c in pre], released)
     reading = fit_reading(corpus_path, prepared.chunks, prepared.raw, config.protect)
-    scorers = build_scorers(pre, reading, random_state=config.sweep.seed)
+    scorers = build_scorers(pre, reading, random_state=config.sweep.seed,
+                            families=config.sweep.panel_families, embed=_embedder(config).encode,
+                            cache_dir=config.prepare.cache_dir)  # fmt: skip
     summary, table = attack_report(scorers, changed, [c.chunk_id for c in pre])
     summary.update(release=str(release), corpus=corpus_path, **reading_notes(reading, pre))
     clean = prepared.clean.corpus

@@ -45,6 +45,10 @@ COLUMN_LABELS: dict[str, str] = {
     "chance": "chance accuracy", "chunk_accuracy_mean": "passages named, mean over draws",
     "document_accuracy_mean": "documents named, mean over draws",
     "changed_accuracy_post_mean": "changed passages named after, mean over draws",
+    "worst_chunk_attacker": "attacker naming most passages",
+    "worst_document_attacker": "attacker naming most documents",
+    "tone_correlation": "tone kept (correlation of net tone per document)",
+    "tone_kept": "share of tone words kept", "epsilon": "ε of the word-level DP baseline",
     # attack.csv and audit.json (publish/attack_report.py, measure/audit.py)
     "doc_id": "document", "company": "company", "named_before": "named before",
     "named_after": "named after", "predicted_after": "guess after",
@@ -73,7 +77,13 @@ COLUMN_LABELS: dict[str, str] = {
 }  # fmt: skip
 
 #: Attackers of the per-attacker columns ``stem.attacker`` (choose/attack_columns.py).
-ATTACKER_NAMES: dict[str, str] = {"reading": "outside reader", "in-corpus": "in-corpus attacker"}
+ATTACKER_NAMES: dict[str, str] = {
+    "reading": "outside reader (words)", "in-corpus": "in-corpus attacker",
+    "panel": "worst attacker of the panel", "char": "outside reader (characters)",
+    "embedding": "outside reader (sentence meaning)", "retrieval": "document retrieval",
+    "bm25": "document retrieval (BM25)", "svm": "outside reader (words, SVM)",
+    "nb": "outside reader (words, naive Bayes)", "word_c1": "outside reader (words, C = 1)",
+}
 
 #: Setting name -> label (RunConfig fields), for the report's settings table.
 SETTING_LABELS: dict[str, str] = {
@@ -100,7 +110,8 @@ SETTING_LABELS: dict[str, str] = {
     "plan_coverage": "plan coverage target", "plan_similarity_floor": "pair similarity floor",
     "plan_concentration_floor": "cluster concentration floor",
     "plan_one_vs_many": "leftovers moved one-vs-many",
-    "max_chunk_accuracy": "goal: passages named at most", "goal_utility": "goal's utility",
+    "max_chunk_accuracy": "goal: passages named at most",
+    "panel_families": "attacker panel", "dp_epsilons": "word-level DP baseline: ε values", "goal_utility": "goal's utility",
     "corrections": "entity corrections", "publishable_columns": "published columns",
     "shuffle_chunks": "chunk order shuffled", "bundle_seed": "pseudonym seed",
     "decisions": "review decisions", "release": "release written",

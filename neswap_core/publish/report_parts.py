@@ -41,6 +41,16 @@ def log_table(log: pd.DataFrame, log_name: str) -> tuple[str, pd.DataFrame]:
 def protection_facts(attack: Mapping | None, audit: Mapping | None) -> dict[str, str]:
     """Sentences of the measured protection from attack.json's and audit.json's contents."""
     facts: dict[str, str] = {}
+    panel = (attack or {}).get("panel")
+    if panel:
+        facts["worst attacker of the panel"] = (
+            f"names {_share(panel.get('release_document_accuracy'))} of documents after the "
+            f"release ({panel.get('release_document_attacker')}; "
+            f"{_share(panel.get('pre_release_document_accuracy'))} before) and "
+            f"{_share(panel.get('release_chunk_accuracy'))} of passages "
+            f"({panel.get('release_chunk_attacker')}; "
+            f"{_share(panel.get('pre_release_chunk_accuracy'))} before), over "
+            f"{len(panel.get('members') or [])} attackers")
     for name, entry in ((attack or {}).get("attackers") or {}).items():
         pre, post = entry.get("pre_release"), entry.get("release")
         if not pre or not post:

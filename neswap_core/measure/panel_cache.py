@@ -1,0 +1,74 @@
+"""The attacker panel fitted once per reading (SPEC §12): cached on disk by what it learns from.
+
+The key is a SHA-256 of the families, the random state, the scikit-learn version and every
+training unit (text, company, document), so a changed reading, a changed unit size (the corpus's
+chunks) or another family list fits again, and nothing else does. The char family's LR is the
+slow fit (about 30 s on the dev reading, a minute on a loaded machine); a cached panel loads in
+well under a second. The file is a pickle written by this process (never loaded from elsewhere);
+an unreadable one is refitted and replaced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .panel import AttackerPanel
+
+PANEL_FOLDER = "attacker_panels"
+
+
+def panel_key(texts: Sequence[str], labels: Sequence[str], doc_ids: Sequence[str],
+              families: Sequence[str], random_state: int) -> str:
+    """SHA-256 of everything the fitted panel depends on (module docstring)."""
+    import sklearn
+
+    h = hashlib.sha256()
+    h.update(json.dumps({"families": list(families), "random_state": random_state,
+                         "sklearn": sklearn.__version__, "n": len(texts)}).encode())  # fmt: skip
+    for t, y, d in zip(texts, labels, doc_ids, strict=True):
+        for part in (t, y, d):
+            h.update(part.encode("utf-8"))
+            h.update(b"\x00")
+    return h.hexdigest()
+
+
+def fitted_panel(texts: Sequence[str], labels: Sequence[str], doc_ids: Sequence[str],
+                 families: Sequence[str], *, embed: Callable[[list[str]], np.ndarray] | None = None,
+                 cache_dir: str | Path | None = None, random_state: int = 0) -> AttackerPanel:
+    """The panel of ``families`` fitted on the reading units, from ``cache_dir`` when there.
+
+    ``embed`` embeds the reading for the embedding family (left out without it). The fitted
+    panel carries ``loaded_from_cache_`` and ``cache_seconds_`` (load or fit time)."""
+    texts, labels, doc_ids = [str(t) for t in texts], [str(v) for v in labels], [str(d) for d in doc_ids]
+    families = [f for f in families if f != "embedding" or embed is not None]
+    start = time.perf_counter()
+    path = None
+    if cache_dir is not None:
+        key = panel_key(texts, labels, doc_ids, families, random_state)
+        path = Path(cache_dir) / PANEL_FOLDER / f"{key}.pkl"
+        if path.is_file():
+            try:
+                with path.open("rb") as fh:
+                    panel = pickle.load(fh)
+                panel.loaded_from_cache_, panel.cache_seconds_ = True, time.perf_counter() - start
+                return panel
+            except Exception:  # noqa: BLE001 - a damaged cache file is refitted and replaced
+                path.unlink(missing_ok=True)
+    vectors = np.asarray(embed(texts), np.float32) if "embedding" in families and embed else None
+    panel = AttackerPanel(families, random_state=random_state).fit(texts, labels, doc_ids, vectors)
+    panel.loaded_from_cache_, panel.cache_seconds_ = False, time.perf_counter() - start
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, delete=False, suffix=".tmp") as fh:
+            pickle.dump(panel, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(fh.name, path)
+    return panel

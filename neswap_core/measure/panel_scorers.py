@@ -1,0 +1,199 @@
+"""The attacker panel's families as release scorers (SPEC §8, §12): one ``ReleaseScorer`` each.
+
+So every family gets the measured columns of the reading attacker (chunk and document accuracy,
+top 5, changed passages before/after, McNemar) from the same code, scored incrementally:
+
+* per-chunk families (``word``, ``char``, ``embedding``, ``svm``, ``nb``, ``word_c1``): a
+  ``ReleaseScorer`` over ``FamilyAttacker``, whose ``log_proba_at`` scores only the texts asked
+  for (the changed chunks); the embedding family looks unchanged texts' vectors up and embeds the
+  changed ones (the ``Embedder`` caches them by text);
+* whole-document families (``retrieval``, ``bm25``): ``DocumentFamilyScorer``; a chunk is scored
+  on its own words, a document on the sum of its chunks' word counts, which a release updates by
+  the changed chunks' count deltas only (the documents holding no changed chunk keep their score).
+
+Document ties with the true company count as named (pessimistic, as ``measure/panel.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from .attack_scores import AttackMeasures, ReleaseScorer
+from .panel import AttackerPanel, Family, _ranks
+
+Embed = Callable[[list[str]], np.ndarray]
+
+
+class FamilyAttacker:
+    """A fitted per-chunk family with the ``log_proba_at(positions, texts)`` of the attackers."""
+
+    def __init__(self, family: Family, pre_texts: Sequence[str], pre_vectors: np.ndarray | None = None,
+                 embed: Embed | None = None) -> None:
+        self.family, self.classes_ = family, family.classes_
+        self.pre_texts, self.pre_vectors, self.embed = list(pre_texts), pre_vectors, embed
+
+    def _vectors(self, positions: np.ndarray, texts: list[str]) -> np.ndarray:
+        same = np.array([self.pre_vectors is not None and self.pre_texts[p] == t
+                         for p, t in zip(positions, texts, strict=True)], dtype=bool)  # fmt: skip
+        new = [t for t, s in zip(texts, same, strict=True) if not s]
+        if new and self.embed is None:
+            raise ValueError("the embedding family needs an embed function for changed texts")
+        fresh = np.asarray(self.embed(new), np.float64) if new else None
+        dim = (fresh if fresh is not None else self.pre_vectors).shape[1]
+        out = np.empty((len(texts), dim))
+        if same.any():
+            out[same] = self.pre_vectors[positions[same]]
+        if fresh is not None:
+            out[~same] = fresh
+        return out
+
+    def log_proba_at(self, positions, texts) -> np.ndarray:
+        positions, texts = np.asarray(positions, dtype=np.int64), [str(t) for t in texts]
+        if not texts:
+            return np.zeros((0, len(self.classes_)))
+        vectors = self._vectors(positions, texts) if self.family.needs_vectors else None
+        return np.asarray(self.family.chunk_scores(texts, vectors), dtype=np.float64)
+
+    def term_weights(self, texts: Sequence[str], label: str) -> pd.Series:
+        """The words that name ``label`` in ``texts`` (``family_term_weights``)."""
+        return family_term_weights(self.family, texts, label)
+
+
+def family_term_weights(family: Family, texts: Sequence[str], label: str) -> pd.Series:
+    """Per n-gram, its weight for company ``label`` in the concatenation of ``texts`` (largest
+    first): retrieval, the n-gram's share of the cosine to the company's profile (tf-idf of the
+    texts × the profile's, both unit length); BM25, count × the profile's BM25 weight; LR and
+    SVM, Σ tf-idf × coefficient; NB, count × (log p(word | company) − mean over companies).
+    Empty for the embedding family, which reads no words."""
+    classes = list(family.classes_)
+    if label not in classes or not texts:
+        return pd.Series(dtype=float)
+    k = classes.index(label)
+    if family.whole_document:
+        counts = sparse.csr_matrix(family.counts(list(texts)).sum(axis=0))
+        if hasattr(family, "weights_"):
+            contrib = counts.multiply(family.weights_[k])
+        else:
+            contrib = family._weigh(counts).multiply(family.profiles_[k])
+        names = family.counter_.get_feature_names_out()
+    elif hasattr(family, "vectorizer_"):
+        x = family.vectorizer_.transform(list(texts))
+        clf = family.clf_
+        if family.model == "nb":
+            row = clf.feature_log_prob_[k] - clf.feature_log_prob_.mean(axis=0)
+        else:
+            coef = clf.coef_
+            row = coef[k] if coef.shape[0] > 1 else (coef[0] if k == 1 else -coef[0])
+        contrib = sparse.csr_matrix(x.multiply(row).sum(axis=0))
+        names = family.vectorizer_.get_feature_names_out()
+    else:
+        return pd.Series(dtype=float)
+    contrib = contrib.tocoo()
+    return pd.Series(contrib.data, index=names[contrib.col]).sort_values(ascending=False)
+
+
+def _tie_named(scorer: ReleaseScorer, measures: AttackMeasures, doc_scores: np.ndarray) -> AttackMeasures:
+    """``measures`` with a document named whenever its true company ties for the best score."""
+    y = scorer.doc_y_
+    ok = y >= 0
+    named = np.zeros(len(y), dtype=bool)
+    rows = np.flatnonzero(ok)
+    named[rows] = doc_scores[rows, y[rows]] >= doc_scores[rows].max(axis=1)
+    measures.documents = measures.documents.assign(named=named)
+    measures.document_accuracy = float(named.mean()) if len(named) else float("nan")
+    measures.documents_named = int(named.sum())
+    measures.named_documents = tuple(scorer.documents_[named])
+    return measures
+
+
+class DocumentFamilyScorer(ReleaseScorer):
+    """A whole-document family (retrieval, BM25) as a release scorer (module docstring)."""
+
+    def __init__(self, family: Family, texts: Sequence[str], labels: Sequence[str],
+                 doc_ids: Sequence[str], *, name: str) -> None:
+        self.family = family
+        self.counts_ = family.counts([str(t) for t in texts]).tocsr()
+        super().__init__(FamilyAttacker(family, texts), texts, labels, doc_ids, name=name)
+        n = len(self.texts)
+        self.member_ = sparse.csr_matrix((np.ones(n), (self.doc_index_, np.arange(n))),
+                                         shape=(len(self.documents_), n))  # fmt: skip
+        self.doc_counts_ = (self.member_ @ self.counts_).tocsr()
+        self.doc_log_proba_ = family.doc_scores(self.doc_counts_)
+
+    def score(self, changed: Mapping[int, str]) -> AttackMeasures:
+        pos, texts = self._changed(changed)
+        counts = self.family.counts(texts).tocsr() if texts else None
+        scores = self.family.doc_scores(counts) if texts else np.zeros((0, len(self.classes_)))
+        return self.measures(pos, scores, counts)
+
+    def score_steps(self, steps: Sequence[Mapping[int, str]]) -> list[AttackMeasures]:
+        flat_pos, flat_texts, step_of = [], [], []
+        for s, step in enumerate(steps):
+            pos, texts = self._changed(step)
+            flat_pos.extend(pos.tolist())
+            flat_texts.extend(texts)
+            step_of.extend([s] * len(pos))
+        counts = self.family.counts(flat_texts).tocsr() if flat_texts else None
+        scores = self.family.doc_scores(counts) if flat_texts else None
+        out, latest, step_of = [], {}, np.asarray(step_of)
+        for s in range(len(steps)):
+            for row in np.flatnonzero(step_of == s):
+                latest[flat_pos[row]] = row
+            pos = np.fromiter(latest.keys(), dtype=np.int64, count=len(latest))
+            rows = np.fromiter(latest.values(), dtype=np.int64, count=len(latest))
+            if len(rows):
+                out.append(self.measures(pos, scores[rows], counts[rows]))
+            else:
+                out.append(self.pre_release())
+        return out
+
+    def measures(self, positions: np.ndarray, log_p: np.ndarray, counts=None) -> AttackMeasures:
+        """Measures when the chunks at ``positions`` hold texts of word ``counts`` (chunk scores
+        ``log_p``); the documents holding them are re-scored from their updated counts."""
+        rank = self.rank_.copy()
+        post_rank = _ranks(log_p, self.y_[positions]) if len(positions) else np.zeros(0, np.int64)
+        rank[positions] = post_rank
+        doc = self.doc_log_proba_.copy()
+        if len(positions):
+            if counts is None:
+                raise ValueError("a whole-document family needs the changed chunks' word counts")
+            touched = np.unique(self.doc_index_[positions])
+            delta = sparse.csr_matrix(counts) - self.counts_[positions]
+            member = sparse.csr_matrix((np.ones(len(positions)), (self.doc_index_[positions],
+                                        np.arange(len(positions)))), shape=(len(self.documents_), len(positions)))  # fmt: skip
+            doc[touched] = self.family.doc_scores((self.doc_counts_ + member @ delta)[touched])
+        measures = self._assemble(rank, self.rank_[positions], post_rank, doc, positions)
+        return _tie_named(self, measures, doc)
+
+
+class TieNamedScorer(ReleaseScorer):
+    """A per-chunk family's scorer whose document ties count as named (module docstring)."""
+
+    def _assemble(self, rank, pre_rank, post_rank, doc_lp, positions) -> AttackMeasures:
+        return _tie_named(self, super()._assemble(rank, pre_rank, post_rank, doc_lp, positions), doc_lp)
+
+
+def family_scorers(panel: AttackerPanel, texts: Sequence[str], labels: Sequence[str],
+                   doc_ids: Sequence[str], *, vectors: np.ndarray | None = None,
+                   embed: Embed | None = None, skip: Sequence[str] = ()) -> dict[str, ReleaseScorer]:
+    """{family name: scorer of the pre-release ``texts``} for every fitted family of ``panel``
+    but ``skip``. ``vectors``: the texts' embeddings (else ``embed`` computes them once)."""
+    out: dict[str, ReleaseScorer] = {}
+    for name, fam in panel.families_.items():
+        if name in skip:
+            continue
+        if fam.whole_document:
+            out[name] = DocumentFamilyScorer(fam, texts, labels, doc_ids, name=name)
+            continue
+        pre = None
+        if fam.needs_vectors:
+            if vectors is None and embed is None:
+                continue  # no way to embed: the embedding family is left out
+            pre = np.asarray(vectors if vectors is not None else embed(list(texts)), np.float64)
+        attacker = FamilyAttacker(fam, texts, pre, embed)
+        out[name] = TieNamedScorer(attacker, texts, labels, doc_ids, name=name)
+    return out

@@ -1,0 +1,149 @@
+"""The attacker panel in the candidate table (choose/attack_columns.py, measure/panel_scorers.py)
+and the tone columns (measure/tone.ToneScorer), each against a second method.
+
+Reading: the first 32 sentences of each bundled sample call (windows of 4); corpus: the rest of
+each call, as chunks. The release scorers of the panel must give the figures of the panel's own
+``PanelScorer`` (written independently in measure/panel.py), and the candidate table's primary
+columns must be the maximum over the panel's columns.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from neswap_core.choose.attack_columns import (
+    IN_CORPUS,
+    PANEL,
+    READING,
+    build_scorers,
+    measured_row,
+    primary_name,
+    risk_column,
+)
+from neswap_core.corpus import Chunk
+from neswap_core.measure.attack import TextAttacker
+from neswap_core.measure.panel import AttackerPanel
+from neswap_core.measure.panel_scorers import family_scorers, family_term_weights
+from neswap_core.measure.tone import ToneScorer, tone_report
+from tests.test_panel import HEAD, _windows
+
+
+@pytest.fixture(scope="module")
+def setup():
+    from neswap_core.models.embedding import Embedder
+
+    windows = _windows()
+    reading = [(w, doc.split("_")[0], doc) for doc, ws in windows.items() for w in ws[:HEAD]]
+    chunks = []
+    for doc, ws in windows.items():
+        for i, w in enumerate(ws[HEAD:]):
+            chunks.append(Chunk(f"{doc}#{i:04d}", doc, i, w, doc.split("_")[0]))
+    texts, labels, ids = (list(x) for x in zip(*reading, strict=True))
+    attacker = TextAttacker().fit(texts, labels)
+    attacker.units_ = (texts, labels, ids)
+    return attacker, chunks, Embedder().encode
+
+
+def _changed(chunks, seed=5, share=0.4):
+    rng = np.random.default_rng(seed)
+    picks = rng.choice(len(chunks), size=int(share * len(chunks)), replace=False)
+    out = {}
+    for p in picks:
+        words = chunks[p].text.split()
+        donor = chunks[int(rng.integers(len(chunks)))].text.split()
+        out[int(p)] = " ".join(words[::2] + donor[: len(donor) // 3])
+    return out
+
+
+def test_release_scorers_agree_with_the_panels_own_scorer(setup):
+    attacker, chunks, embed = setup
+    texts, labels, ids = attacker.units_
+    panel = AttackerPanel(("char", "embedding", "retrieval", "bm25", "nb", "svm")).fit(
+        texts, labels, ids, embed(texts))
+    c_texts = [c.text for c in chunks]
+    c_labels = [c.protected for c in chunks]
+    c_docs = [c.doc_id for c in chunks]
+    scorers = family_scorers(panel, c_texts, c_labels, c_docs, embed=embed)
+    reference = panel.scorer(c_texts, c_labels, c_docs, embed(c_texts), embed)
+    changed = _changed(chunks)
+    expected = reference.score(changed)
+    for name, scorer in scorers.items():
+        got = scorer.score(changed)
+        assert got.chunk_top1 == pytest.approx(expected.families[name].chunk_accuracy), name
+        assert got.document_accuracy == pytest.approx(expected.families[name].document_accuracy), name
+        pre = scorer.pre_release()
+        assert pre.chunk_top1 == pytest.approx(reference.score().families[name].chunk_accuracy)
+    # score_steps (a swap run's prefixes, one vectorisation) = scoring each prefix on its own
+    items = list(changed.items())
+    steps = [dict(items[: len(items) // 2]), dict(items[len(items) // 2:])]
+    for name in ("retrieval", "char", "embedding"):
+        by_steps = scorers[name].score_steps(steps)
+        assert by_steps[0].document_accuracy == pytest.approx(
+            scorers[name].score(steps[0]).document_accuracy)
+        assert by_steps[1].chunk_top1 == pytest.approx(scorers[name].score(changed).chunk_top1)
+        assert by_steps[1].document_accuracy == pytest.approx(
+            scorers[name].score(changed).document_accuracy)
+
+
+def test_candidate_columns_are_per_family_and_the_primary_is_the_worst(setup, tmp_path):
+    attacker, chunks, embed = setup
+    scorers = build_scorers(chunks, attacker, in_corpus=True, families=("word", "char", "retrieval"),
+                            embed=embed, cache_dir=str(tmp_path))
+    assert set(scorers) == {READING, "char", "retrieval", IN_CORPUS}
+    assert primary_name(scorers) == PANEL
+    row = measured_row(scorers, _changed(chunks))
+    members = (READING, "char", "retrieval")
+    for level in ("chunk", "document"):
+        values = {m: row[risk_column(level, m)] for m in members}
+        assert row[risk_column(level)] == max(values.values())
+        assert values[row[f"worst_{level}_attacker"]] == max(values.values())
+    assert row["attacker"] == PANEL and row["chance"] == pytest.approx(1 / 10)
+    # the in-corpus attacker is measured but is not a member of the panel's worst case
+    assert risk_column("chunk", IN_CORPUS) in row
+    # fitted once per reading: a second build loads the cached panel
+    from neswap_core.measure.panel_cache import PANEL_FOLDER
+
+    assert len(list((tmp_path / PANEL_FOLDER).glob("*.pkl"))) == 1
+    again = build_scorers(chunks, attacker, in_corpus=False, families=("word", "char", "retrieval"),
+                          cache_dir=str(tmp_path))
+    assert again["char"].attacker.family.__dict__.keys() == scorers["char"].attacker.family.__dict__.keys()
+    assert measured_row(again, {})["chunk_accuracy.char"] == measured_row(scorers, {})["chunk_accuracy.char"]
+
+
+def test_without_a_reading_the_in_corpus_attacker_is_primary(setup):
+    _, chunks, _ = setup
+    scorers = build_scorers(chunks, None, families=("word", "char"))
+    assert list(scorers) == [IN_CORPUS] and primary_name(scorers) == IN_CORPUS
+    row = measured_row(scorers, {})
+    assert row["attacker"] == IN_CORPUS and "worst_chunk_attacker" not in row
+
+
+def test_retrieval_words_are_the_ngrams_of_the_true_companys_cosine(setup):
+    attacker, chunks, _ = setup
+    texts, labels, ids = attacker.units_
+    panel = AttackerPanel(("retrieval",)).fit(texts, labels, ids)
+    fam = panel.families_["retrieval"]
+    doc = [c.text for c in chunks if c.doc_id == chunks[0].doc_id]
+    weights = family_term_weights(fam, doc, chunks[0].protected)
+    # the contributions add up to the document's cosine with its company's profile
+    k = list(fam.classes_).index(chunks[0].protected)
+    cosine = fam.doc_scores(fam.counts(doc).sum(axis=0))[0, k]
+    assert weights.sum() == pytest.approx(cosine)
+    assert weights.is_monotonic_decreasing and (weights > 0).all()
+
+
+def test_tone_columns_match_the_tone_report_on_whole_documents(setup):
+    _, chunks, _ = setup
+    texts, docs = [c.text for c in chunks], [c.doc_id for c in chunks]
+    changed = _changed(chunks, seed=11)
+    got = ToneScorer(texts, docs).score(changed)
+    released = [changed.get(i, t) for i, t in enumerate(texts)]
+    order = list(dict.fromkeys(sorted(docs)))
+    join = lambda ts: [" ".join(t for t, d in zip(ts, docs, strict=True) if d == doc) for doc in order]  # noqa: E731
+    report = tone_report(join(texts), join(released))
+    assert got["tone_correlation"] == pytest.approx(report["tone_corr"])
+    assert got["tone_kept"] == pytest.approx(report["tone_words_kept"])
+    assert ToneScorer(texts, docs).score({}) == {"tone_correlation": pytest.approx(1.0), "tone_kept": 1.0}
+    assert isinstance(pd.Series(got).sum(), float)
