@@ -27,7 +27,7 @@ import hashlib
 import pickle
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +43,14 @@ from .document import (
     occurrence_text,
     pair_documents,
 )
-from .document_terms import DocTerms, TermModel, document_terms, ranked_candidates, reading_halves
+from .document_terms import (
+    DocTerms,
+    TermModel,
+    document_terms,
+    ranked_candidates,
+    reading_halves,
+    select_terms,
+)
 
 MEMBERS = ("word", "char", "retrieval")
 
@@ -179,13 +186,19 @@ def _ordered(cands: list[str], fractions: np.ndarray, costs: np.ndarray) -> DocP
     return DocPlan([cands[i] for i in o], fractions[o], costs[o])
 
 
-def allocate(plans: dict[str, DocPlan], docs: dict[str, DocTerms], level: float) -> dict[str, list[str]]:
-    """Selected types per document: ``level`` × its words, in priority order (uniform)."""
+def allocate(plans: dict[str, DocPlan], docs: dict[str, DocTerms], level: float,
+             more: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
+    """Selected types per document: ``level`` × its words, in priority order (uniform); when
+    the scored types run out, ``more`` (the types beyond them, by z) continue the order, so a
+    strong level is not capped by the number of types the defender scored."""
     out = {}
     for i, plan in plans.items():
         d, budget = docs[i], level * docs[i].words
         chosen, spent, covered = [], 0.0, set()
-        for t, c in zip(plan.order, plan.costs, strict=True):
+        extra = (more or {}).get(i, [])
+        order = list(plan.order) + extra
+        costs = list(plan.costs) + [d.cost(t) for t in extra]
+        for t, c in zip(order, costs, strict=True):
             if t in covered or spent + c > budget + 1e-9:
                 continue
             chosen.append(t)
@@ -204,6 +217,7 @@ class DefencePrep:
     partner: dict[str, str]
     fills: dict[str, dict]
     plans: dict[str, DocPlan] | None  # None: no defender (z ranking, the corpus-only fallback)
+    more: dict[str, list[str]] = field(default_factory=dict)  # types beyond the scored ones, by z
 
 
 def prepare_defence(chunks: Sequence[Chunk], model: TermModel, params: DefenceParams,
@@ -221,14 +235,15 @@ def prepare_defence(chunks: Sequence[Chunk], model: TermModel, params: DefencePa
         rival = {i: docs[partner[i]].company for i in docs if i in partner}
         plans = document_plans(chunks, docs, defender, rival, fills, n_candidates=n_candidates,
                                min_z=params.min_z, cache_dir=cache_dir)  # fmt: skip
-    return DefencePrep(docs, partner, fills, plans)
+    more = {i: order[n_candidates:] for i, order in orders.items()}
+    return DefencePrep(docs, partner, fills, plans, more)
 
 
 def defend(chunks: Sequence[Chunk], model: TermModel, params: DefenceParams, prep: DefencePrep,
            rejected: frozenset[str] = frozenset()) -> DefenceResult:
     """The defence at ``params.level`` on a prepared corpus (``prepare_defence``)."""
     if prep.plans is not None:
-        selected = allocate(prep.plans, prep.docs, params.level)
+        selected = allocate(prep.plans, prep.docs, params.level, prep.more)
     else:
         selected = {i: select_terms_z(d, params) for i, d in prep.docs.items()}
     return apply_defence(chunks, model, params, np.random.default_rng(0), selected=selected,
@@ -237,6 +252,4 @@ def defend(chunks: Sequence[Chunk], model: TermModel, params: DefenceParams, pre
 
 def select_terms_z(d: DocTerms, params: DefenceParams) -> list[str]:
     """The corpus-only selection: types by z until the document's budget is spent."""
-    from .document_terms import select_terms
-
     return select_terms(d, ranked_candidates(d, params.min_z, params.rank), params.level * d.words)

@@ -93,10 +93,11 @@ def reading_attacker(
     count as wrong); ``missing_companies`` lists them so the caller can say so.
     """
     size = sentences_per_chunk(chunks)
-    texts, labels, _ = reading_units(reading, size, corpus)
+    texts, labels, ids = reading_units(reading, size, corpus)
     attacker = TextAttacker(C=C, random_state=random_state).fit(texts, labels)
     attacker.unit_sentences_ = size
     attacker.n_units_ = len(texts)
+    attacker.units_ = (texts, labels, ids)  # the document defence cross-fits on them
     return attacker
 
 
