@@ -218,3 +218,19 @@ def test_the_cross_fitted_defender_ranks_the_company_s_own_words_first(tmp_path)
     words = sum(len(re.findall(r"\w+", c.text)) for c in chunks)
     changed = sum(len(c.before.split()) for c in result.changes)
     assert 0.05 * words < changed <= 0.1 * words + 1
+
+
+def test_a_word_right_after_a_placeholder_is_masked_never_paired():
+    """"[Company Name] Kandor" would read as the residue of another company's alias."""
+    chunks = corpus({"Acme": 2, "Bolt": 2}, chunks_per_doc=4, seed=4)
+    chunks = [c if i % 2 else type(c)(c.chunk_id, c.doc_id, c.index, c.text.replace(
+        "for [Company Name].", "for [Company Name] Zorblax, [Company Name] Kandor."), c.protected)
+        for i, c in enumerate(chunks)]
+    model = TermModel().fit(chunks)
+    result = apply_defence(chunks, model, DefenceParams(level=0.4, min_z=0.0), np.random.default_rng(0))
+    after_placeholder = [c for c in result.changes if c.before in ("Zorblax", "Kandor")
+                         and chunks[[x.chunk_id for x in chunks].index(c.chunk_id)].text[:c.start].endswith("] ")]
+    assert after_placeholder
+    assert all(c.kind == "mask" and c.after == "[…]" for c in after_placeholder)
+    assert not any(re.search(r"\[Company Name\] (?!\[)\w", c.text) and "[Company Name] Zorblax" not in c.text
+                   and "[Company Name] Kandor" not in c.text for c in result.chunks)

@@ -276,13 +276,15 @@ class GoalSettings(_Section):
     trade_off_a: float = 0.0
     trade_off_c: float = 0.97
     max_chunk_accuracy: float = 1.0  # 1.0 = no goal
+    max_document_accuracy: float = 1.0  # 1.0 = no goal
     goal_utility: str = "words_unchanged"
 
     def check(self) -> None:
         if self.trade_off_a < 0:
             raise self.bad("trade_off_a", "the slope a of the line must be 0 or more (SPEC §7)")
-        if not 0 <= self.max_chunk_accuracy <= 1:
-            raise self.bad("max_chunk_accuracy", "it is a proportion in [0, 1] (1 = no goal)")
+        for key in ("max_chunk_accuracy", "max_document_accuracy"):
+            if not 0 <= getattr(self, key) <= 1:
+                raise self.bad(key, "it is a proportion in [0, 1] (1 = no goal)")
         self.choice("goal_utility", ("words_unchanged", "du", "mean_cosine", "clusters_unchanged"))
 
 

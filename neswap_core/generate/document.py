@@ -14,7 +14,9 @@ removal (masking, generic fills) only removes signal, never points anywhere else
   ``[…]``, ``"generic"`` a generic phrase of the entity's kind ("the region"), ``"pair+generic"``
   entities generic and other types paired;
 * ``apply_defence`` — every selected type is treated at **every** occurrence in its document
-  (document-consistent treatment); optional rounding of exact figures ("$61.1 billion" → "about
+  (document-consistent treatment; an occurrence right after a placeholder is masked rather than
+  paired: "[Company Name] Group" would read as the residue of another company's alias, which the
+  leak scan rightly blocks); optional rounding of exact figures ("$61.1 billion" → "about
   $61 billion"). Tone words and placeholders are never candidates (``document_terms.eligible``).
   It returns the released chunks and one ``Change`` per changed occurrence, keyed by document
   and type: a reviewer rejects a type, and all of its occurrences stay (a half-treated type
@@ -47,6 +49,8 @@ from .document_terms import (
 DETERMINERS = {"the", "our", "its", "their", "a", "an", "this", "that", "these", "those", "your",
                "his", "her"}  # fmt: skip
 FILLS = ("pair", "mask", "generic", "pair+generic")
+#: Text ending in a placeholder: a word right after one is masked, never paired (module docstring).
+AFTER_PLACEHOLDER = re.compile(r"\]\s*$")
 
 
 @dataclass(frozen=True)
@@ -210,6 +214,8 @@ def occurrence_text(chunk_text: str, o: Occurrence, kind: str, what: str) -> str
         sentence_start = o.start == 0 or chunk_text[max(0, o.start - 2):o.start - 1] in ".!?"
         return _cased(o.surface, after) if sentence_start else after
     if kind == "pair":
+        if AFTER_PLACEHOLDER.search(chunk_text[:o.start]):
+            return MASK_PLACEHOLDER  # "[Company Name] Group" would read as another alias's residue
         return _cased(o.surface, what)
     return what
 
@@ -308,8 +314,9 @@ def apply_defence(chunks: Sequence[Chunk], model: TermModel, params: DefencePara
         for key in keep:
             kind, what = fills[i][key]
             for p, o in d.occ[key]:
-                edits[p].append((o.start, o.end, occurrence_text(chunks[p].text, o, kind, what),
-                                 kind, key, d.score[key]))  # fmt: skip
+                after = occurrence_text(chunks[p].text, o, kind, what)
+                edits[p].append((o.start, o.end, after, "mask" if after == MASK_PLACEHOLDER else kind,
+                                 key, d.score[key]))  # fmt: skip
         if params.round_figures:
             for p in d.positions:
                 edits[p] += [e for e in round_figure_edits(chunks[p].text) if f"{i}|{e[4]}" not in rejected]
