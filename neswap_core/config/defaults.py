@@ -178,3 +178,7 @@ DEFAULT_DOCUMENT_FILL = "pair"
 DEFAULT_DOCUMENT_MIN_Z = 0.5
 DEFAULT_DOCUMENT_TOP_K = 3
 DEFAULT_DOCUMENT_CANDIDATES = 250
+#: The default goal (issue 23: defaults that protect): the release written with no settings is
+#: the most useful candidate whose documents the primary (worst-case) attacker names at most this
+#: share of; the paper's single rounds stay candidates an analyst can pin.
+DEFAULT_MAX_DOCUMENT_ACCURACY = 0.5

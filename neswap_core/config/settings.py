@@ -44,6 +44,7 @@ from .defaults import (
     DEFAULT_FAMILY,
     DEFAULT_K,
     DEFAULT_LABEL_MAP,
+    DEFAULT_MAX_DOCUMENT_ACCURACY,
     DEFAULT_MAX_SWAPS,
     DEFAULT_MIN_WEIGHT,
     DEFAULT_PLAN_COVERAGE,
@@ -276,7 +277,9 @@ class GoalSettings(_Section):
     trade_off_a: float = 0.0
     trade_off_c: float = 0.97
     max_chunk_accuracy: float = 1.0  # 1.0 = no goal
-    max_document_accuracy: float = 1.0  # 1.0 = no goal
+    #: The default goal (issue 23, README): at most half of the documents named by the primary
+    #: (worst-case) attacker; 1.0 = no goal.
+    max_document_accuracy: float = DEFAULT_MAX_DOCUMENT_ACCURACY
     goal_utility: str = "words_unchanged"
 
     def check(self) -> None:
