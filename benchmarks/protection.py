@@ -1,7 +1,8 @@
 """Documents nobody can name (issue 22): every candidate of the release path against the panel.
 
     OMP_NUM_THREADS=1 NESWAP_CACHE_DIR=.neswap-cache .venv/bin/python benchmarks/protection.py \
-        [--corpus PATH] [--no-plans] [--no-adaptive] [--csv benchmarks/results/protection.csv]
+        [--corpus PATH] [--no-plans] [--no-adaptive] [--levels 0.14 0.19]
+        [--csv benchmarks/results/protection.csv]
 
 On the dev corpus (35 calls) with its ``attacker/`` reading (112 other-quarter calls), runs the
 library's one release path (``prepare_release`` → ``run_release``: the paper's sweep, the plan
@@ -138,6 +139,8 @@ def main() -> None:
     ap.add_argument("--corpus", default=str(DEV))
     ap.add_argument("--no-plans", action="store_true")
     ap.add_argument("--no-adaptive", action="store_true")
+    ap.add_argument("--levels", type=float, nargs="*", default=None,
+                    help="document_levels to build (default: the product's default grid)")
     ap.add_argument("--csv", default=str(ROOT / "benchmarks" / "results" / "protection.csv"))
     args = ap.parse_args()
     from neswap_core.models.embedding import Embedder
@@ -149,6 +152,8 @@ def main() -> None:
     plans = {} if args.no_plans else {"plan_rounds": 3, "plan_terms": [True],
                                       "plan_redaction_levels": [0.0, 0.08],
                                       "plan_redaction_fill": "decoy"}  # fmt: skip
+    if args.levels is not None:
+        plans["document_levels"] = list(args.levels)
     config = RunConfig.of(corpus=args.corpus, cache_dir=os.environ.get("NESWAP_CACHE_DIR", ""), **plans)
     cache = resolve_cache_dir(config.prepare.cache_dir)
     embedder = Embedder(config.prepare.embedding_model, cache_dir=cache, backend=config.prepare.embedding_backend)

@@ -182,9 +182,9 @@ def test_leaks_block_released_until_each_is_accepted(tmp_path, capsys, monkeypat
 
 
 def test_no_candidate_release_exits_3_with_the_reason_once(tmp_path, capsys):
-    # no valid pair and no document defence: no candidate at all
+    # no valid pair, no document defence and no goal (which would switch plans on): no candidate
     cfg = RunConfig.of(corpus="data/sample", n_components=5, n_init=1, combination_size=4,
-                       document_levels=[])
+                       document_levels=[], max_document_accuracy=1.0)
     cfg.save(tmp_path / "run.toml")
     out = tmp_path / "o"
     (out / "released" / "docs").mkdir(parents=True)  # an earlier release in the same folder

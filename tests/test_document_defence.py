@@ -234,3 +234,13 @@ def test_a_word_right_after_a_placeholder_is_masked_never_paired():
     assert all(c.kind == "mask" and c.after == "[…]" for c in after_placeholder)
     assert not any(re.search(r"\[Company Name\] (?!\[)\w", c.text) and "[Company Name] Zorblax" not in c.text
                    and "[Company Name] Kandor" not in c.text for c in result.chunks)
+
+
+def test_a_treated_word_is_treated_inside_hyphenated_compounds(chunks, model):
+    """"Zorblax-enabled" still names Acme when "Zorblax" is treated everywhere else."""
+    chunks = [type(c)(c.chunk_id, c.doc_id, c.index, c.text + " Zorblax-enabled devices grew.", c.protected)
+              if c.protected == "Acme" else c for c in chunks]
+    model = TermModel().fit(chunks)
+    result = apply_defence(chunks, model, DefenceParams(level=0.3, min_z=1.0), np.random.default_rng(0))
+    assert "zorblax" in result.selected["Acme_q0"]
+    assert not any("Zorblax" in c.text for c in result.chunks if c.doc_id == "Acme_q0")

@@ -34,7 +34,9 @@ from ..corpus import Chunk
 from ..measure.tone import is_tone_word
 from ..models.log_odds import log_odds_z
 
-TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9'’&\-]*[A-Za-z0-9]|[A-Za-z]")
+#: A word: letters, digits, apostrophes, "&". A hyphen ends a word, so the parts of a compound
+#: are words of their own ("Atmos-enabled": "Atmos" is treated wherever "Atmos" is).
+TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9'’&]*[A-Za-z0-9]|[A-Za-z]")
 PLACEHOLDER = re.compile(PLACEHOLDER_PATTERN)
 _WORDS = re.compile(r"\w+")
 #: Entity categories a generic fill knows ("the region", …) and that a replacement prefers to match.
