@@ -244,3 +244,26 @@ def test_a_treated_word_is_treated_inside_hyphenated_compounds(chunks, model):
     result = apply_defence(chunks, model, DefenceParams(level=0.3, min_z=1.0), np.random.default_rng(0))
     assert "zorblax" in result.selected["Acme_q0"]
     assert not any("Zorblax" in c.text for c in result.chunks if c.doc_id == "Acme_q0")
+
+
+def test_a_company_s_product_names_are_treated_first():
+    """Issue 23 item 8: a distinctive product name (NER Product) is treated before any other type,
+    even when the budget allows only a few types."""
+    from neswap_core.corpus import EntitySpan
+
+    base = corpus({"Acme": 2, "Bolt": 2, "Cres": 2}, chunks_per_doc=4, seed=5)
+    chunks = []
+    for c in base:
+        spans = tuple(EntitySpan(m.start(), m.end(), "PRODUCT", "Product", m.group())
+                      for m in re.finditer(r"Gravitons|gravitons", c.text))
+        chunks.append(type(c)(c.chunk_id, c.doc_id, c.index, c.text, c.protected, spans))
+    model = TermModel().fit(chunks)
+    params = DefenceParams(level=0.03, min_z=0.0)
+    prep = prepare_defence(chunks, model, params, np.random.default_rng(0))
+    docs = prep.docs
+    for doc_id in ("Acme_q0", "Acme_q1"):
+        assert "gravitons" in docs[doc_id].occ and docs[doc_id].kind["gravitons"][2] == "Product"
+    result = defend(chunks, model, params, prep)
+    for doc_id in ("Acme_q0", "Acme_q1"):
+        assert result.selected[doc_id][0] == "gravitons"
+        assert not any("ravitons" in c.text for c in result.chunks if c.doc_id == doc_id)

@@ -12,7 +12,9 @@ member measures the fall of d's margin against the rival company r (the pairing 
 company) when every occurrence of t becomes its replacement — exactly, by re-scoring the modified
 chunks (chunk families: Σ over chunks of s_c − s_r; retrieval: cos_c − cos_r of the whole
 document). Each fall is divided by the member's margin before treatment, so members weigh alike;
-the *priority* of t is the mean fraction over members per word t costs. Every document then gets
+the *priority* of t is the mean fraction over members per word t costs; the document's
+distinctive product and organisation names (NER category, z ≥ 2) come first whatever their
+priority (issue 23 item 8: they name the company to any reader). Every document then gets
 ``level`` × its words, spent in priority order (uniform allocation: on the dev corpus it was
 within noise of a cheapest-first corpus budget on a company split, and never flips a document
 only by the defender's own uncalibrated estimate).
@@ -243,13 +245,35 @@ def defend(chunks: Sequence[Chunk], model: TermModel, params: DefenceParams, pre
            rejected: frozenset[str] = frozenset()) -> DefenceResult:
     """The defence at ``params.level`` on a prepared corpus (``prepare_defence``)."""
     if prep.plans is not None:
-        selected = allocate(prep.plans, prep.docs, params.level, prep.more)
+        first = {i: named_types(d) for i, d in prep.docs.items()}
+        plans = {i: _named_first(p, first[i], prep.docs[i]) for i, p in prep.plans.items()}
+        selected = allocate(plans, prep.docs, params.level, prep.more)
     else:
-        selected = {i: select_terms_z(d, params) for i, d in prep.docs.items()}
+        selected = {i: select_terms(d, named_types(d) + ranked_candidates(d, params.min_z, params.rank),
+                                    params.level * d.words) for i, d in prep.docs.items()}  # fmt: skip
     return apply_defence(chunks, model, params, np.random.default_rng(0), selected=selected,
                          partner=prep.partner, fills=prep.fills, rejected=rejected, docs=prep.docs)
 
 
-def select_terms_z(d: DocTerms, params: DefenceParams) -> list[str]:
-    """The corpus-only selection: types by z until the document's budget is spent."""
-    return select_terms(d, ranked_candidates(d, params.min_z, params.rank), params.level * d.words)
+#: Entity categories whose distinctive types are treated first (issue 23 item 8: a product,
+#: brand or organisation that belongs to one company names it to any reader).
+NAMED_FIRST = ("Product", "Organization")
+#: z above which such a type counts as the company's own (models.log_odds' default term floor).
+NAMED_MIN_Z = 2.0
+
+
+def named_types(d: DocTerms) -> list[str]:
+    """The document's distinctive product and organisation names, by z (treated first)."""
+    return [k for k in ranked_candidates(d, NAMED_MIN_Z) if d.kind[k][2] in NAMED_FIRST]
+
+
+def _named_first(plan: DocPlan, first: list[str], d: DocTerms) -> DocPlan:
+    """``plan`` with ``first`` moved to the front (margin fractions of unscored types are 0)."""
+    if not first:
+        return plan
+    index = {t: i for i, t in enumerate(plan.order)}
+    rest = [i for i, t in enumerate(plan.order) if t not in set(first)]
+    fr = np.vstack([plan.fractions[index[t]] if t in index else np.zeros(plan.fractions.shape[1])
+                    for t in first] + [plan.fractions[rest]]) if plan.fractions.size else plan.fractions
+    costs = np.array([d.cost(t) for t in first] + list(plan.costs[rest]), dtype=float)
+    return DocPlan(first + [plan.order[i] for i in rest], fr, costs)
