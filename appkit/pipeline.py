@@ -272,7 +272,8 @@ def measured(key: str, _candidates: Candidates, _config: RunConfig, _scorers: di
     """The same candidates with every attacker's measured columns (the plans are not applied
     again): the table the CLI writes to key/candidates.csv."""
     return _CANDIDATES.get(key, lambda: build_candidates(
-        _candidates.sweep, _config, _scorers, plans=_candidates.plans, progress=_progress))
+        _candidates.sweep, _config, _scorers, plans=_candidates.plans,
+        documents=_candidates.documents, progress=_progress))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .choose.candidates import describe_candidate
 from . import paths
+from .choose.candidates import describe_candidate
 from .config import RunConfig
 from .errors import LeakError, NeswapError
 from .measure.llm import LLMAttacker, LLMSettings

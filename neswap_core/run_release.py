@@ -40,6 +40,13 @@ from .publish.evaluate import fit_reading
 from .text.loading import check_swappable, load_corpus
 
 Progress = Callable[[float, str], None]
+#: What a run without an attacker reading cannot measure (issue 23: the default says so).
+NO_READING_NOTE = (
+    "No attacker reading (an attacker/ folder beside the corpus): the document defence ranked "
+    "each document's types by the corpus's own log-odds instead of a defender cross-fitted on a "
+    "reading, and every figure is the in-corpus attacker's; what an outside reader of other "
+    "quarters would name could not be measured."
+)
 
 
 def _quiet(fraction: float, message: str) -> None:
@@ -106,11 +113,16 @@ def run_release(
                             vectors=ctx.embeddings, cache_dir=config.prepare.cache_dir)  # fmt: skip
     timings["attackers"] = time.perf_counter() - start
     start = time.perf_counter()
-    candidates = build_candidates(sweep, config, scorers, progress=lambda f, m: say(0.55 + 0.45 * f, m))
+    units = getattr(reading, "units_", None)
+    candidates = build_candidates(sweep, config, scorers, reading_units=units,
+                                  progress=lambda f, m: say(0.55 + 0.45 * f, m))  # fmt: skip
     timings["candidates"] = time.perf_counter() - start
     say(1.0, "done")
+    notes = [note] if note else []
+    if candidates.documents is not None and units is None:
+        notes.append(NO_READING_NOTE)
     return finish_release(config, prepared.raw, prepared.clean.corpus, candidates, scorers,
-                          fit_warnings=warnings, notes=[note] if note else [],
+                          fit_warnings=warnings, notes=notes,
                           timings={"prepare": dict(prepared.timings), "release": timings})
 
 

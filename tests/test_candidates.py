@@ -101,7 +101,8 @@ def test_paper_rows_keep_the_sweeps_du_and_dr(ctx):
                            draws=3)
     table = sweep.table(1e20)
     config = RunConfig.of(roles={"Organization": "S", "Location": "S", "Person": "F",
-                              "Product": "F", "Event": "F", "Date": "F"}, draws=3)
+                              "Product": "F", "Event": "F", "Date": "F"}, draws=3,
+                          document_levels=[])  # fmt: skip
     rows = build_candidates(sweep, config).table
     assert list(rows.index) == list(table.index) and set(rows["sampler"]) == {"paper"}
     assert (rows["du_mean"].to_numpy() == table["du"].to_numpy()).all()

@@ -39,7 +39,10 @@ def test_prepare_writes_chunks_z_embeddings_and_summary(tmp_path, capsys):
 
 
 def test_release_is_reproducible_bit_for_bit(tmp_path):
-    cfg = RunConfig.of(corpus="data/sample", n_components=5, n_init=1, max_swaps=4, trade_off_c=1.0)
+    # the paper's release (the trade-off line's choice: no goal, no document defence), whose
+    # files this test reads; the default release is tested in test_default_release.py
+    cfg = RunConfig.of(corpus="data/sample", n_components=5, n_init=1, max_swaps=4, trade_off_c=1.0,
+                       max_document_accuracy=1.0, document_levels=[])
     cfg.save(tmp_path / "run.toml")
     out = tmp_path / "out"
     snapshots = []
@@ -155,7 +158,8 @@ def test_leaks_block_released_until_each_is_accepted(tmp_path, capsys, monkeypat
         return [*leak_terms(corpus, people), LeakTerm("Sequentially", "alias", frozenset({"x"}))]
 
     monkeypatch.setattr(bundle_mod, "leak_terms", with_extra)
-    cfg = RunConfig.of(corpus="data/sample", n_components=5, n_init=1, max_swaps=4, trade_off_c=1.0)
+    cfg = RunConfig.of(corpus="data/sample", n_components=5, n_init=1, max_swaps=4, trade_off_c=1.0,
+                       max_document_accuracy=1.0, document_levels=[])  # the paper's: "Sequentially" stays
     cfg.save(tmp_path / "run.toml")
     out = tmp_path / "out"
     args = ["release", "--config", str(tmp_path / "run.toml"), "--out", str(out)]
@@ -178,7 +182,9 @@ def test_leaks_block_released_until_each_is_accepted(tmp_path, capsys, monkeypat
 
 
 def test_no_candidate_release_exits_3_with_the_reason_once(tmp_path, capsys):
-    cfg = RunConfig.of(corpus="data/sample", n_components=5, n_init=1, combination_size=4)
+    # no valid pair, no document defence and no goal (which would switch plans on): no candidate
+    cfg = RunConfig.of(corpus="data/sample", n_components=5, n_init=1, combination_size=4,
+                       document_levels=[], max_document_accuracy=1.0)
     cfg.save(tmp_path / "run.toml")
     out = tmp_path / "o"
     (out / "released" / "docs").mkdir(parents=True)  # an earlier release in the same folder
@@ -238,7 +244,7 @@ def test_the_goals_release_is_the_one_reported_and_attacked(tmp_path, capsys):
     and key/attack.json and report.json named the line's release while measuring the goal's."""
     cfg = RunConfig.of(corpus="data/sample", n_components=5, n_init=1, max_swaps=4, plan_rounds=2,
                     plan_terms=[False], plan_redaction_levels=[0.0, 0.2],
-                    max_chunk_accuracy=0.5)  # fmt: skip
+                    max_chunk_accuracy=0.5, max_document_accuracy=1.0, document_levels=[])  # fmt: skip
     cfg.save(tmp_path / "run.toml")
     out = tmp_path / "out"
     code = main(["release", "--config", str(tmp_path / "run.toml"), "--out", str(out)])

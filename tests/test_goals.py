@@ -23,12 +23,13 @@ from neswap_core.choose.goals import (
 )
 from neswap_core.cli import EXIT_GOAL_MISSED, main
 from neswap_core.config import RunConfig
+from neswap_core.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_a_goal_switches_the_plan_search_on_and_says_so():
-    searched, note = search_for_goal(RunConfig.of(max_chunk_accuracy=0.3))
+    searched, note = search_for_goal(RunConfig.of(max_chunk_accuracy=0.3, document_levels=[]))
     assert searched.plans.plan_rounds == GOAL_PLAN_ROUNDS
     assert searched.plans.plan_redaction_levels == list(GOAL_REDACTION_LEVELS)
     assert "plans were off" in note and "plan_rounds" in note
@@ -36,7 +37,11 @@ def test_a_goal_switches_the_plan_search_on_and_says_so():
     for config in (RunConfig(), RunConfig.of(max_chunk_accuracy=0.3, plan_rounds=2)):
         assert search_for_goal(config) == (config, "")
     # levels the analyst listed are kept
-    kept, _ = search_for_goal(RunConfig.of(max_chunk_accuracy=0.3, plan_redaction_levels=[0.0, 0.3]))
+    kept, _ = search_for_goal(RunConfig.of(max_chunk_accuracy=0.3, plan_redaction_levels=[0.0, 0.3],
+                                           document_levels=[]))
+    # the document defence (on by default) is a search that can reach a goal: nothing switched
+    config = RunConfig.of(max_document_accuracy=0.5)
+    assert search_for_goal(config) == (config, "")
     assert kept.plans.plan_redaction_levels == [0.0, 0.3]
 
 
@@ -69,7 +74,7 @@ def test_an_unreachable_goal_writes_the_closest_release_flagged_and_exits_5(tmp_
     one sentence names the goal, the closest figure and what to change."""
     monkeypatch.chdir(ROOT)
     cfg = RunConfig.of(corpus="data/sample", n_components=5, n_init=1, max_swaps=4,
-                    plan_terms=[False], max_chunk_accuracy=0.02)
+                    plan_terms=[False], max_chunk_accuracy=0.02, document_levels=[])
     cfg.save(tmp_path / "run.toml")
     out = tmp_path / "out"
     code = main(["release", "--config", str(tmp_path / "run.toml"), "--out", str(out)])
@@ -91,3 +96,49 @@ def test_an_unreachable_goal_writes_the_closest_release_flagged_and_exits_5(tmp_
     assert "the goal:" not in captured.out  # a missed goal is never called the goal
     html = (out / "key" / "report.html").read_text()
     assert "the closest candidate to the goal" in html and (out / "released").is_dir()
+
+
+def test_a_document_goal_bounds_the_primary_document_column():
+    config = RunConfig.of(max_chunk_accuracy=0.4, max_document_accuracy=0.5)
+    goal = Goal.from_config(config)
+    assert [c.column for c in goal.constraints] == ["chunk_accuracy", "document_accuracy"]
+    assert goal.describe() == ("share of passages the attacker names at most 0.4 and share of "
+                               "documents the attacker names at most 0.5")
+    with pytest.raises(ConfigError, match="max_document_accuracy"):
+        RunConfig.of(max_document_accuracy=1.5)
+    table = pd.DataFrame({"chunk_accuracy": [0.35, 0.2, 0.1], "document_accuracy": [0.8, 0.5, 0.2],
+                          "words_unchanged": [0.95, 0.9, 0.8], "swaps": [1, 2, 3]},
+                         index=["weak", "enough", "strong"])  # fmt: skip
+    met = choose_goal(table, goal)
+    assert (met.release_id, met.met, met.sentence) == ("enough", True, "")
+    # documents alone: the chunk bound does not apply
+    only_docs = Goal.from_config(RunConfig.of(max_document_accuracy=0.5))
+    assert choose_goal(table, only_docs).release_id == "enough"
+    missed = choose_goal(table, Goal.from_config(RunConfig.of(max_document_accuracy=0.1)))
+    assert (missed.release_id, missed.met) == ("strong", False)  # the closest, flagged
+    assert "documents the attacker names at most 0.1" in missed.sentence
+    assert "max_document_accuracy to 0.2" in missed.sentence and "document_levels" in missed.sentence
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("maximum", "code"), [(0.5, 0), (0.0, 5)])
+def test_the_cli_honours_a_document_goal_or_exits_5(tmp_path, capsys, monkeypatch, maximum, code):
+    """On the sample (in-corpus attacker: every document named before release) the document
+    defence reaches ≤ 50 % of documents named; no candidate names none: exit 5, goal_met false."""
+    monkeypatch.chdir(ROOT)
+    cfg = RunConfig.of(corpus="data/sample", n_components=5, n_init=1, max_swaps=4,
+                       document_levels=[0.1, 0.3], max_document_accuracy=maximum)
+    cfg.save(tmp_path / "run.toml")
+    out = tmp_path / "out"
+    assert main(["release", "--config", str(tmp_path / "run.toml"), "--out", str(out)]) == code
+    captured = capsys.readouterr()
+    report = json.loads((out / "key" / "report.json").read_text())
+    written = report["written"]["release_id"]
+    assert written.startswith("document ") and report["written"]["why"] == "goal"
+    figure = report["goal"]["figures"]["document_accuracy"]
+    assert report["goal_met"] is (code == 0) and (figure <= maximum) is (code == 0)
+    if code:
+        assert "Goal not met: No candidate meets the goal (share of documents" in captured.err
+        assert f"{figure:.3g}" in report["goal"]["sentence"]
+    else:
+        assert f"Released {written}, the goal: share of documents the attacker names" in captured.out

@@ -184,13 +184,27 @@ def same_values(old: pd.DataFrame, new: pd.DataFrame, attacker: str | None = Non
             assert [x for x, _ in pairs] == [y for _, y in pairs], column
 
 
+#: The settings added after bc9925d (issue 22/23: the document defence and the default goal),
+#: set to what bc9925d did: this test proves the restructure changed no byte, so every case runs
+#: without them (the default release is tested in test_default_release.py); no fixture changes.
+PREDATING = {"document_levels": [], "max_document_accuracy": 1.0}
+
+
+def predating(case: str, tmp_path: Path) -> Path:
+    """``case``'s run.toml with the ``PREDATING`` settings (bc9925d's behaviour)."""
+    path = tmp_path / f"{case}.toml"
+    path.write_text((GOLDEN / case / "run.toml").read_text() +
+                    "\n[document]\ndocument_levels = []\n\n[goal]\nmax_document_accuracy = 1.0\n")
+    return path
+
+
 def same_config(old_toml: bytes, new_toml: bytes) -> RunConfig:
-    """The two files load to the same settings (the output folder aside)."""
+    """The two files load to the same settings (the output folder and ``PREDATING`` aside)."""
     old = RunConfig.from_toml_text(old_toml.decode())
     new = RunConfig.from_toml_text(new_toml.decode())
     # the cache folder's default became the per-user folder ("") in issue 23: not a setting
     # of the release
-    assert old.replace(out=new.out, cache_dir=new.prepare.cache_dir) == new
+    assert old.replace(out=new.out, cache_dir=new.prepare.cache_dir, **PREDATING) == new
     return new
 
 
@@ -229,13 +243,13 @@ def at_root(monkeypatch):
 @pytest.mark.parametrize("case", ["cli_paper", "cli_plan"])
 def test_cli_release_is_the_golden_one(case, at_root, tmp_path):
     out = tmp_path / "out"
-    assert main(["release", "--config", str(GOLDEN / case / "run.toml"), "--out", str(out)]) == 0
+    assert main(["release", "--config", str(predating(case, tmp_path)), "--out", str(out)]) == 0
     assert_same_release(case, folder_files(out))
 
 
 def test_cli_on_the_apps_run_toml_is_the_golden_one(at_root, tmp_path):
     out = tmp_path / "out"
-    args = ["release", "--config", str(GOLDEN / "app_plan" / "run.toml"), "--out", str(out),
+    args = ["release", "--config", str(predating("app_plan", tmp_path)), "--out", str(out),
             "--accept-leaks", str(GOLDEN / "app_plan" / "key" / "leaks.csv")]
     assert main(args) == 0
     assert_same_release("cli_app_plan", folder_files(out))
@@ -274,7 +288,9 @@ def export(served: dict) -> dict[str, bytes]:
 def workspace(tmp_path, monkeypatch, at_root):
     from tests.app_workspace import small_workspace
 
-    return small_workspace(tmp_path, monkeypatch)
+    ws = small_workspace(tmp_path, monkeypatch)
+    ws.update_settings(PREDATING)
+    return ws
 
 
 def test_app_export_of_the_lines_release_is_the_golden_one(workspace, served):

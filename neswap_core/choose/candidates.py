@@ -25,6 +25,7 @@ from ..errors import ConfigError
 from ..generate.releases import Sweep
 from ..measure.tone import ToneScorer
 from .attack_columns import draws_columns, measured_row, single_draw_columns
+from .document_candidates import DocumentCandidates, DocumentStage, document_candidates
 from .dp_sources import DPWordsRelease, dp_words_sources
 from .frontier import frontier_mask, near_one
 from .plan_grid import (
@@ -38,12 +39,13 @@ from .plan_grid import (
 from .sources import PAPER, PaperRound, PlanStage
 
 Progress = Callable[[float, str], None]
-Source = PaperRound | PlanStage | DPWordsRelease
+Source = PaperRound | PlanStage | DocumentStage | DPWordsRelease
 
 #: The candidate table's columns before the measured ones, and what each means.
 COLUMNS: dict[str, str] = {
     "release_id": "the candidate: 'J @ t' (the paper's) or 'plan k · stage'",
     "sampler": "'paper': one round of the paper's sequential swaps; 'plan': a plan of the grid; "
+    "'document': the document defence at one level (choose/document_candidates.py)",
     "'dp_words': the word-level DP baseline (generate/dp_words.py, sweep.dp_epsilons)",
     "combination": "the categories the candidate swaps",
     "swaps": "pairs swapped (a plan: entity, term and one-vs-many exchanges)",
@@ -82,6 +84,7 @@ class Candidates:
     sweep: Sweep
     sources: dict[str, Source] = field(repr=False)
     plans: PlanCandidates | None = field(default=None, repr=False)
+    documents: DocumentCandidates | None = field(default=None, repr=False)
 
     def source(self, release_id: str) -> Source:
         try:
@@ -144,20 +147,34 @@ def plan_sources(plans: PlanCandidates | None) -> dict[str, PlanStage]:
     return {rid: PlanStage(plans, rid) for rid in plans.table.index}
 
 
+def document_sources(documents: DocumentCandidates | None) -> dict[str, DocumentStage]:
+    if documents is None or not len(documents.table):
+        return {}
+    return {rid: DocumentStage(documents, rid) for rid in documents.table.index}
+
+
 def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidates | None = None,
+                     documents: DocumentCandidates | None = None, reading_units: tuple | None = None,
                      progress: Progress | None = None) -> Candidates:
-    """Every candidate of ``config``: the paper's sweep, then the plan grid (``plan_rounds`` > 0).
+    """Every candidate of ``config``: the paper's sweep, the plan grid (``plan_rounds`` > 0) and
+    the document defence (``document_levels``).
 
     ``scorers``: attack ``ReleaseScorer`` objects by attacker name (``build_scorers``) for the
-    measured columns, or None. ``plans``: the grid already applied (the app caches it)."""
+    measured columns, or None. ``plans``, ``documents``: already applied (the app caches them).
+    ``reading_units``: the attacker's reading (texts, labels, doc ids) the document defence's
+    defender is cross-fitted on; None: the corpus-only fallback."""
     say = progress or (lambda f, m: None)
     if plans is None and config.plans.plan_rounds > 0:
         plans = plan_candidates(sweep.ctx, PlanGrid.from_config(config), config.sweep.population,
-                                lambda f, m: say(0.8 * f, m))  # fmt: skip
+                                lambda f, m: say(0.6 * f, m))  # fmt: skip
+    if documents is None:
+        documents = document_candidates(sweep.ctx, config, reading_units,
+                                        lambda f, m: say(0.6 + 0.2 * f, m))  # fmt: skip
     sources = {**paper_sources(sweep, config.sweep.population), **plan_sources(plans),
+               **document_sources(documents),
                **dp_words_sources(sweep.ctx, config.sweep.dp_epsilons, config.sweep.seed)}
     table = candidate_table(sources, sweep.ctx, scorers, sweep, lambda f, m: say(0.8 + 0.2 * f, m))
-    return Candidates(table, sweep, sources, plans)
+    return Candidates(table, sweep, sources, plans, documents)
 
 
 def with_plan(candidates: Candidates, plan: Mapping, config, scorers=None) -> Candidates:
@@ -170,7 +187,8 @@ def with_plan(candidates: Candidates, plan: Mapping, config, scorers=None) -> Ca
     sources = plan_sources(extra)
     rows = candidate_table(sources, candidates.ctx, scorers)
     merged = pd.concat([candidates.table, rows]) if len(candidates.table) else rows
-    return Candidates(merged, candidates.sweep, {**candidates.sources, **sources}, candidates.plans)
+    return Candidates(merged, candidates.sweep, {**candidates.sources, **sources}, candidates.plans,
+                      candidates.documents)
 
 
 def describe_candidate(row: pd.Series) -> str:

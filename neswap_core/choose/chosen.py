@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from ..errors import ConfigError
 from ..generate.plans import Plan
 from .candidates import Candidates, with_plan
+from .document_candidates import DOCUMENT
 from .frontier import TradeOffChoice, choose_release
 from .goals import Goal, GoalChoice, choose_goal, meets
 
@@ -87,6 +88,9 @@ def pinned_release(candidates: Candidates, config, scorers=None) -> tuple[Candid
         return candidates, found
     if not config.review.release:
         return candidates, None
+    if config.review.release in candidates.table.index and \
+            candidates.table.loc[config.review.release, "sampler"] == DOCUMENT:
+        return candidates, config.review.release  # a document-defence level, found by its name
     if config.review.release not in candidates.line_pool().index:
         known = ", ".join(map(str, list(candidates.line_pool().index)[:5]))
         raise ConfigError(

@@ -3,8 +3,10 @@ loud (SPEC §10, §12; issue 23).
 
 A ``Goal`` is a list of constraints — a risk column of the candidate table and its maximum —
 and a utility column to maximise. ``RunConfig``'s ``max_chunk_accuracy`` is one constraint on
-``chunk_accuracy`` (the primary attacker's share of passages named); issue 22 adds
-``max_document_accuracy`` on ``document_accuracy`` the same way (``CONSTRAINT_SETTINGS``).
+``chunk_accuracy`` (the primary attacker's share of passages named) and
+``max_document_accuracy`` one on ``document_accuracy`` (its share of documents named; issue 22:
+the document is the unit an analyst hands over), both on the primary columns, which the panel
+makes the worst case over its attackers (``CONSTRAINT_SETTINGS``).
 
 ``choose_goal``: among the candidates that meet every constraint, the most useful one (ties:
 lower risk on the first constraint, then fewer swaps). When none meets the goal, the closest
@@ -12,9 +14,11 @@ lower risk on the first constraint, then fewer swaps). When none meets the goal,
 flagged: ``GoalChoice.met`` is False and ``sentence`` names the goal, the closest figure and
 what to change. It is never called the goal's release.
 
-``search_for_goal``: a goal needs candidates that can reach it; when plans are off it switches
-them on (``GOAL_PLAN_ROUNDS`` rounds, redaction levels ``GOAL_REDACTION_LEVELS`` when only 0 was
-listed) and says so.
+``search_for_goal``: a goal needs candidates that can reach it. The document defence
+(``[document] document_levels``, on by default) is such a search: at equal words it measured
+below the plan grid on chunks and documents (scratch/r22/FINDINGS.md §2). When it is off and
+plans are off too, the plans are switched on (``GOAL_PLAN_ROUNDS`` rounds, redaction levels
+``GOAL_REDACTION_LEVELS`` when only 0 was listed) and the note says so.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from ..errors import ConfigError
 #: RunConfig setting -> (risk column it bounds, how the column reads in a sentence).
 CONSTRAINT_SETTINGS: dict[str, tuple[str, str]] = {
     "max_chunk_accuracy": ("chunk_accuracy", "share of passages the attacker names"),
+    "max_document_accuracy": ("document_accuracy", "share of documents the attacker names"),
 }
 #: Utility columns a goal may maximise.
 GOAL_UTILITIES = ("words_unchanged", "du", "mean_cosine", "clusters_unchanged")
@@ -141,14 +146,15 @@ def missed_sentence(goal: Goal, release_id: str, figures: dict) -> str:
                         for setting, (column, _) in CONSTRAINT_SETTINGS.items()
                         if any(c.column == column for c in goal.constraints))  # fmt: skip
     return (f"No candidate meets the goal ({goal.describe()}): the closest, {release_id}, has "
-            f"{closest}. Search further (more plan_rounds, higher plan_redaction_levels such as "
-            f"0.2 or 0.3, plan_terms = [true]) or relax the goal ({relax}).")
+            f"{closest}. Search further (higher document_levels such as 0.4 or 0.5, more "
+            f"plan_rounds, higher plan_redaction_levels such as 0.2 or 0.3, plan_terms = [true]) "
+            f"or relax the goal ({relax}).")
 
 
 def search_for_goal(config):
     """(config, note): plans switched on when a goal is set and plans are off (module docstring);
     the note says what changed ("" when nothing did). ``config`` itself is not modified."""
-    if Goal.from_config(config) is None or config.plans.plan_rounds > 0:
+    if Goal.from_config(config) is None or config.plans.plan_rounds > 0 or config.document.document_levels:
         return config, ""
     levels = list(config.plans.plan_redaction_levels)
     changes = {"plan_rounds": GOAL_PLAN_ROUNDS}

@@ -4,8 +4,8 @@ configuration in sections (``settings.py``: ``RunConfig``)."""
 from __future__ import annotations
 
 from .defaults import (
-    CATEGORIES,
     ANALYST_PLACEHOLDER,
+    CATEGORIES,
     COMPANY_PLACEHOLDER,
     DEFAULT_BATCH_CHUNKS,
     DEFAULT_BATCH_DOCUMENTS,
@@ -57,6 +57,7 @@ from .settings import (
     SECTIONS,
     TOP_LEVEL,
     BundleSettings,
+    DocumentSettings,
     GoalSettings,
     MixtureSettings,
     PlanSettings,
@@ -68,6 +69,7 @@ from .settings import (
 
 __all__ = [
     "BundleSettings",
+    "DocumentSettings",
     "CATEGORIES",
     "COMPANY_PLACEHOLDER",
     "DEFAULT_BATCH_CHUNKS",

@@ -167,3 +167,22 @@ DEFAULT_TERM_TOP_K = 200
 DEFAULT_TARGETED_MARGIN = 1.0
 #: Cross-fitting folds of the targeted-redaction defender (1 = one model fitted on every chunk).
 DEFAULT_TARGETED_FOLDS = 1
+
+# --- document defence (SPEC §12, issue 22: generate/document.py) ------------------------------
+#: Shares of each document's words the document defence may change, one candidate per level:
+#: on the dev corpus 0.05 / 0.10 / 0.14 / 0.19 / 0.23 keep about 95 / 90 / 86 / 82 / 78 % of
+#: words unchanged; 0.30 lets a document goal be reached on harder corpora. Each level costs
+#: the embedding of almost every chunk once (DU, cosine; cached): about 40 s cold on the sample.
+DEFAULT_DOCUMENT_LEVELS: tuple[float, ...] = (0.05, 0.10, 0.14, 0.19, 0.23, 0.30)
+#: How a treated type is filled: "pair" (the partner document's type: a decoy that points
+#: retrieval elsewhere; measured best), "mask", "generic", "pair+generic".
+DEFAULT_DOCUMENT_FILL = "pair"
+#: z floor of a candidate type, partners drawn among the top_k most similar documents, types
+#: per document the defender scores (the expensive step): fixed before measuring (FINDINGS §8).
+DEFAULT_DOCUMENT_MIN_Z = 0.5
+DEFAULT_DOCUMENT_TOP_K = 3
+DEFAULT_DOCUMENT_CANDIDATES = 250
+#: The default goal (issue 23: defaults that protect): the release written with no settings is
+#: the most useful candidate whose documents the primary (worst-case) attacker names at most this
+#: share of; the paper's single rounds stay candidates an analyst can pin.
+DEFAULT_MAX_DOCUMENT_ACCURACY = 0.5

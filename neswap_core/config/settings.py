@@ -33,12 +33,18 @@ from .defaults import (
     DEFAULT_BUFFER,
     DEFAULT_COMBINATION_SIZE,
     DEFAULT_CONCENTRATION_FLOOR,
+    DEFAULT_DOCUMENT_CANDIDATES,
+    DEFAULT_DOCUMENT_FILL,
+    DEFAULT_DOCUMENT_LEVELS,
+    DEFAULT_DOCUMENT_MIN_Z,
+    DEFAULT_DOCUMENT_TOP_K,
     DEFAULT_DRAWS,
     DEFAULT_EMBEDDING_BACKEND,
     DEFAULT_EMBEDDING_MODEL,
     DEFAULT_FAMILY,
     DEFAULT_K,
     DEFAULT_LABEL_MAP,
+    DEFAULT_MAX_DOCUMENT_ACCURACY,
     DEFAULT_MAX_SWAPS,
     DEFAULT_MIN_WEIGHT,
     DEFAULT_PLAN_COVERAGE,
@@ -250,6 +256,31 @@ class PlanSettings(_Section):
 
 
 @dataclass
+class DocumentSettings(_Section):
+    """The document defence (SPEC §12, generate/document.py): one candidate per level, each a
+    share of every document's words exchanged with a similar document of another company.
+    ``document_levels = []`` builds none. With an attacker reading, the defender is cross-fitted
+    on its two halves; without one, types are ranked by the corpus's own log-odds."""
+
+    name = "document"
+    document_levels: list[float] = field(default_factory=lambda: list(DEFAULT_DOCUMENT_LEVELS))
+    document_fill: str = DEFAULT_DOCUMENT_FILL
+    document_min_z: float = DEFAULT_DOCUMENT_MIN_Z
+    document_top_k: int = DEFAULT_DOCUMENT_TOP_K
+    document_candidates: int = DEFAULT_DOCUMENT_CANDIDATES
+    document_round_figures: bool = False
+    document_defender: bool = True  # rank types with the reading's cross-fitted defender
+
+    def check(self) -> None:
+        if any(not 0 < v <= 1 for v in self.document_levels):
+            raise self.bad("document_levels", "each is a share of a document's words in (0, 1]")
+        self.choice("document_fill", ("pair", "mask", "generic", "pair+generic"))
+        for key in ("document_top_k", "document_candidates"):
+            if getattr(self, key) < 1:
+                raise self.bad(key, "it must be at least 1")
+
+
+@dataclass
 class GoalSettings(_Section):
     """How the release is chosen: the trade-off line DR = c + a·DU (SPEC §7) and the goal
     "the most useful release whose measured risks are at most …" (choose/goals.py)."""
@@ -258,13 +289,17 @@ class GoalSettings(_Section):
     trade_off_a: float = 0.0
     trade_off_c: float = 0.97
     max_chunk_accuracy: float = 1.0  # 1.0 = no goal
+    #: The default goal (issue 23, README): at most half of the documents named by the primary
+    #: (worst-case) attacker; 1.0 = no goal.
+    max_document_accuracy: float = DEFAULT_MAX_DOCUMENT_ACCURACY
     goal_utility: str = "words_unchanged"
 
     def check(self) -> None:
         if self.trade_off_a < 0:
             raise self.bad("trade_off_a", "the slope a of the line must be 0 or more (SPEC §7)")
-        if not 0 <= self.max_chunk_accuracy <= 1:
-            raise self.bad("max_chunk_accuracy", "it is a proportion in [0, 1] (1 = no goal)")
+        for key in ("max_chunk_accuracy", "max_document_accuracy"):
+            if not 0 <= getattr(self, key) <= 1:
+                raise self.bad(key, "it is a proportion in [0, 1] (1 = no goal)")
         self.choice("goal_utility", ("words_unchanged", "du", "mean_cosine", "clusters_unchanged"))
 
 
@@ -317,7 +352,7 @@ class Review(_Section):
 #: Section name -> its class, in the order of the data flow (and of run.toml).
 SECTIONS: dict[str, type[_Section]] = {
     cls.name: cls for cls in (PrepareSettings, MixtureSettings, SweepSettings, PlanSettings,
-                              GoalSettings, BundleSettings, Review)
+                              DocumentSettings, GoalSettings, BundleSettings, Review)
 }
 #: Settings at the top level of run.toml (besides the [roles] table and the sections).
 TOP_LEVEL = ("corpus", "protect", "out")
@@ -337,6 +372,7 @@ class RunConfig:
     mixture: MixtureSettings = field(default_factory=MixtureSettings)
     sweep: SweepSettings = field(default_factory=SweepSettings)
     plans: PlanSettings = field(default_factory=PlanSettings)
+    document: DocumentSettings = field(default_factory=DocumentSettings)
     goal: GoalSettings = field(default_factory=GoalSettings)
     bundle: BundleSettings = field(default_factory=BundleSettings)
     review: Review = field(default_factory=Review)
@@ -497,7 +533,7 @@ def _migrated(data: dict[str, Any]) -> tuple[dict[str, Any], str]:
             raise ConfigError(f"{key} is set twice: at the top level and in [{SECTION_OF[key]}].")
         section[key] = data[key]
     return out, (f"{len(flat)} settings at the top level (the flat layout of neswap 0.1) were read "
-                 "into the sections [prepare], [mixture], [sweep], [plans], [goal], [bundle] and "
+                 "into the sections [prepare], [mixture], [sweep], [plans], [document], [goal], [bundle] and "
                  "[review]; save the file again (the app's Export, or RunConfig.save) to update it.")
 
 

@@ -99,7 +99,7 @@ def reading_attacker(
     attacker = TextAttacker(C=C, random_state=random_state).fit(texts, labels)
     attacker.unit_sentences_ = size
     attacker.n_units_ = len(texts)
-    attacker.units_ = (texts, labels, ids)  # the training passages: the panel fits on the same
+    attacker.units_ = (texts, labels, ids)  # the panel and the document defence fit on them
     return attacker
 
 

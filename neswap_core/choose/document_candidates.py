@@ -1,0 +1,193 @@
+"""The document defence as candidates of the one table (SPEC §12, issue 22).
+
+One candidate per level of ``[document] document_levels`` (a share of every document's words):
+the corpus's documents are paired across companies once, each candidate type gets its
+replacement once, and the types are ranked once — by the defender cross-fitted on the two halves
+of the attacker's reading when there is one (``generate.document_budget``), else by the corpus's
+own log-odds (the fallback; the report says so). Each level is then a cheap selection, so the
+levels are nested: a stronger level treats every type a weaker one treats.
+
+``DocumentStage`` answers the questions of every candidate (``choose.sources``): its row, its
+text, its review (a rejected document-and-type decision leaves every occurrence of that type in
+that document: a half-treated type names the document again) and its identity (run.toml's
+``release``). Its DR is 1: the defence exchanges no entity value of z_J (SPEC §5), so the paper's
+risk measure cannot see it — the measured attackers do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..generate.document import DefenceParams, DefenceResult
+from ..generate.document_budget import DefencePrep, DocumentDefender, defend, prepare_defence
+from ..generate.document_terms import TermModel
+from ..paths import resolve_cache_dir
+from .plan_grid import measure_row, total_words
+from .review import ChosenRelease, Decisions
+
+Progress = Callable[[float, str], None]
+#: The ``sampler`` column of a document-defence candidate.
+DOCUMENT = "document"
+#: DR of a document-defence candidate (module docstring).
+DOCUMENT_DR = 1.0
+
+
+def document_release_id(level: float) -> str:
+    """E.g. "document 14 %": the candidate that changes up to 14 % of each document's words."""
+    return f"document {100 * level:g} %"
+
+
+@dataclass(eq=False)
+class DocumentCandidates:
+    """The defence at every level: shared preparation, each level's result and measured row."""
+
+    ctx: object
+    model: TermModel
+    prep: DefencePrep
+    params: dict[str, DefenceParams]
+    results: dict[str, DefenceResult] = field(repr=False)
+    table: pd.DataFrame = field(repr=False)
+    ranked_by: str = ""  # "a defender cross-fitted on the attacker's reading" or the fallback
+    seed: int = 0  # the pairing's seed is (seed, 22)
+
+    def result(self, release_id: str, rejected: frozenset[str] = frozenset()) -> DefenceResult:
+        """The release ``release_id`` with the ``rejected`` change keys left out."""
+        base = self.results[release_id]
+        if not rejected & {c.key for c in base.changes}:
+            return base
+        return defend(self.ctx.chunks, self.model, self.params[release_id], self.prep, rejected)
+
+    def measures(self, result: DefenceResult) -> dict:
+        row = measure_row(self.ctx, result.changed(self.ctx.chunks))
+        row["dr"] = DOCUMENT_DR
+        return row
+
+
+def fitted_defender(units: tuple, random_state: int, cache_dir: Path | None) -> DocumentDefender:
+    """The cross-fitted defender of a reading (``units``: texts, labels, doc ids), cached on disk
+    by a hash of the reading (fitting char LR twice is the slow part: ~1 min on the dev reading)."""
+    path = None
+    if cache_dir is not None:
+        h = hashlib.sha256(repr((random_state, [list(u) for u in units])).encode("utf-8", "surrogatepass"))
+        path = Path(cache_dir) / "document_defence" / f"defender_{h.hexdigest()[:20]}.pkl"
+        if path.is_file():
+            try:
+                return pickle.loads(path.read_bytes())
+            except (OSError, pickle.UnpicklingError, EOFError):
+                pass
+    defender = DocumentDefender(random_state=random_state).fit(*units)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(pickle.dumps(defender))
+        tmp.replace(path)
+    return defender
+
+
+def document_candidates(ctx, config, reading_units: tuple | None = None,
+                        progress: Progress | None = None) -> DocumentCandidates | None:
+    """The document-defence candidates of ``config`` on the pre-swap data ``ctx`` (None when
+    ``document_levels`` is empty or the corpus has one company). ``reading_units``: (texts,
+    labels, doc ids) of the attacker's reading (``reading_attacker(...).units_``) or None."""
+    settings = config.document
+    if not settings.document_levels or len({c.protected for c in ctx.chunks}) < 2:
+        return None
+    say = progress or (lambda f, m: None)
+    seed = config.sweep.seed
+    cache = resolve_cache_dir(config.prepare.cache_dir)
+    say(0.0, "Document defence: distinctive types of each document")
+    model = TermModel(random_state=seed).fit(ctx.chunks, reading_units)
+    defender = None
+    if reading_units is not None and settings.document_defender:
+        say(0.1, "Document defence: fitting the defender on two halves of the reading")
+        defender = fitted_defender(reading_units, seed, cache)
+    base = DefenceParams(level=0.0, min_z=settings.document_min_z, fill=settings.document_fill,
+                         top_k=settings.document_top_k, round_figures=settings.document_round_figures)
+    say(0.3, "Document defence: pairing documents and ranking their types")
+    prep = prepare_defence(ctx.chunks, model, base, np.random.default_rng([seed, 22]), defender,
+                           n_candidates=settings.document_candidates, cache_dir=cache)  # fmt: skip
+    ranked_by = ("a defender cross-fitted on the two halves of the attacker's reading"
+                 if prep.plans is not None else
+                 "the corpus's own log-odds (no attacker reading: the fallback)")  # fmt: skip
+    words = total_words(ctx)
+    params, results, rows = {}, {}, []
+    levels = sorted(set(settings.document_levels))
+    for k, level in enumerate(levels):
+        say(0.5 + 0.5 * k / len(levels), f"Document defence at {100 * level:g} % of words")
+        rid = document_release_id(level)
+        params[rid] = replace(base, level=level)
+        results[rid] = defend(ctx.chunks, model, params[rid], prep)
+        row = {"release_id": rid, "level": level, "changes": len(results[rid].changes),
+               "types": sum(len(v) for v in results[rid].selected.values()),
+               "description": params[rid].describe() + f" (types ranked by {ranked_by})"}  # fmt: skip
+        row.update(measure_row(ctx, results[rid].changed(ctx.chunks), words))
+        row["dr"] = DOCUMENT_DR
+        rows.append(row)
+    table = pd.DataFrame(rows).set_index("release_id", drop=False)
+    return DocumentCandidates(ctx, model, prep, params, results, table, ranked_by, seed)
+
+
+@dataclass(frozen=True, eq=False)
+class DocumentStage:
+    """One level of the document defence, as a candidate (module docstring)."""
+
+    documents: DocumentCandidates
+    release_id: str
+
+    def row(self) -> dict:
+        r = self.documents.table.loc[self.release_id]
+        return {"release_id": self.release_id, "sampler": DOCUMENT, "combination": "",
+                "swaps": int(r["changes"]), "rounds": 0, "description": r["description"],
+                "plan": "", "plan_index": -1, "stage_index": -1,
+                "du": float(r["du"]), "dr": DOCUMENT_DR, "du_mean": float(r["du"]), "du_sd": 0.0,
+                "dr_mean": DOCUMENT_DR, "dr_sd": 0.0, "draws": 1, "draws_total": 1,
+                "all_draws": True, "swap_rate": np.nan, "p_hat": np.nan,
+                "risk_status": ""}  # fmt: skip
+
+    def changed(self) -> dict:
+        return self.documents.results[self.release_id].changed(self.documents.ctx.chunks)
+
+    def utility(self, total_words: int | None = None) -> dict:
+        row = self.documents.table.loc[self.release_id]
+        return {k: float(row[k]) for k in ("words_unchanged", "mean_cosine", "clusters_unchanged",
+                                           "chunks_changed")}  # fmt: skip
+
+    def identity(self) -> dict:
+        return {"release": self.release_id}
+
+    def review(self, decisions: Decisions) -> ChosenRelease:
+        rejected = frozenset(k for k, (d, *_) in decisions.items() if d == "reject")
+        generated = self.documents.results[self.release_id].changes
+        result = self.documents.result(self.release_id, rejected)
+        base = self.documents.ctx.chunks
+        changed = {i: c.text for i, c in enumerate(result.chunks) if c.text != base[i].text}
+        return ChosenRelease(
+            self.release_id, tuple(result.chunks), tuple(result.changes), len(generated),
+            sum(1 for c in generated if c.key in rejected), "changes.csv",
+            pd.DataFrame([c.to_dict() for c in result.changes]),
+            review_frame(generated, rejected, decisions), self.documents.measures(result),
+            (changed,), self.identity(), (self.documents.seed, 22), "changes")
+
+
+def review_frame(changes: Sequence, rejected: frozenset[str], decisions: Decisions) -> pd.DataFrame:
+    """key/decisions.csv of a document-defence release: one row per document and type."""
+    rows, seen, count = [], set(), Counter(c.key for c in changes)
+    for c in changes:
+        if c.key in seen:
+            continue
+        seen.add(c.key)
+        n = count[c.key]
+        rows.append({"kind": c.kind, "document": c.doc_id, "term": c.term, "before": c.before,
+                     "after": c.after, "occurrences": n, "partner document": c.partner_doc,
+                     "in release": c.key not in rejected,
+                     "decision": decisions.get(c.key, ("", ""))[0] or "not reviewed (kept)",
+                     "note": decisions.get(c.key, ("", ""))[1], "key": c.key})  # fmt: skip
+    return pd.DataFrame(rows)

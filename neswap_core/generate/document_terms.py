@@ -1,0 +1,259 @@
+"""Which word types and two-word phrases name a document's company (SPEC §12, issue 22).
+
+A company's identity is spread over hundreds of weakly distinctive words and phrases that recur
+quarter after quarter; an attacker that reads a whole document adds them all up. So the
+document defence (``generate/document.py``) works on *types* of a document, treated at every
+occurrence:
+
+* ``occurrences`` — every eligible unigram and adjacent two-word phrase of a text: never a stop
+  word, a number, a Loughran–McDonald tone word (``measure.tone.is_tone_word``: tone is the
+  utility a finance reader measures) or anything inside a placeholder;
+* ``TermModel`` — the log-odds z-score with an informative Dirichlet prior (Monroe et al. 2008;
+  ``models.log_odds.log_odds_z``) of each company against the others, counted from the corpus
+  itself (one document per company is enough) and, when the attacker's reading is given, from
+  two disjoint halves of it (split by document; a type's reading z is the *smaller* of its two
+  half z-scores, so it must be distinctive in two independent samples: cross-fitting). The two
+  are combined by ``max``;
+* ``document_terms`` — per document: each candidate type, its occurrences, its z, its kind
+  (number of words, capitalised, entity category, ``word_shape``) and its usual surface form.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import sparse
+
+from ..config import PLACEHOLDER_PATTERN
+from ..corpus import Chunk
+from ..measure.tone import is_tone_word
+from ..models.log_odds import log_odds_z
+
+#: A word: letters, digits, apostrophes, "&". A hyphen ends a word, so the parts of a compound
+#: are words of their own ("Atmos-enabled": "Atmos" is treated wherever "Atmos" is).
+TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9'’&]*[A-Za-z0-9]|[A-Za-z]")
+PLACEHOLDER = re.compile(PLACEHOLDER_PATTERN)
+_WORDS = re.compile(r"\w+")
+#: Entity categories a generic fill knows ("the region", …) and that a replacement prefers to match.
+GENERIC = {"Location": "the region", "Product": "the product", "Organization": "the partner",
+           "Person": "the executive", "Event": "the event"}  # fmt: skip
+#: Words of an earnings call that are never a company's own (besides scikit-learn's stop words).
+_EXTRA_STOP = {"quarter", "year", "million", "billion", "percent", "company", "name", "executive",
+               "thank", "thanks", "call", "today", "also", "analyst"}  # fmt: skip
+
+
+def _stop_words() -> frozenset[str]:
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS | _EXTRA_STOP)
+
+
+STOP = _stop_words()
+
+
+def eligible(word: str) -> bool:
+    """Whether a token may be treated: not a stop word, a number, a short lower-case word or a
+    tone word (nor a hyphenated word holding one)."""
+    low = word.lower()
+    return (len(low) >= 2 and low not in STOP and not low.isdigit()
+            and not (len(low) < 3 and word.islower())
+            and not any(is_tone_word(part) for part in re.findall(r"[A-Za-z]+", word)))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """One occurrence of a type in a chunk: offsets, lower-cased type, surface, words."""
+
+    start: int
+    end: int
+    key: str  # lower-cased type ("word" or "word word")
+    surface: str
+    n: int  # words
+
+
+def occurrences(text: str) -> list[Occurrence]:
+    """Every eligible unigram and adjacent two-word phrase of ``text`` outside placeholders."""
+    blocked = [m.span() for m in PLACEHOLDER.finditer(text)]
+    toks = [m for m in TOKEN.finditer(text) if not any(s <= m.start() < e for s, e in blocked)]
+    out = []
+    for i, m in enumerate(toks):
+        if not eligible(m.group()):
+            continue
+        out.append(Occurrence(m.start(), m.end(), m.group().lower(), m.group(), 1))
+        if i + 1 < len(toks):
+            nxt = toks[i + 1]
+            if text[m.end():nxt.start()] == " " and eligible(nxt.group()):
+                s = text[m.start():nxt.end()]
+                out.append(Occurrence(m.start(), nxt.end(), s.lower(), s, 2))
+    return out
+
+
+def word_shape(phrase: str) -> str:
+    """A cheap part-of-speech proxy from the last word's ending: "ly" (adverb), "ing", "ed",
+    "pos" (possessive), "s" (plural / 3rd person), "" (anything else). A replacement must have
+    the same shape, so an adverb never becomes a noun ("sequentially" -> "Engineered")."""
+    w = phrase.split(" ")[-1].lower()
+    if w.endswith(("'s", "’s")):
+        return "pos"
+    for suffix in ("ly", "ing", "ed"):
+        if w.endswith(suffix) and len(w) > len(suffix) + 2:
+            return suffix
+    if w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return "s"
+    return ""
+
+
+def _counts(texts: Sequence[str], labels: Sequence[str], classes: list[str], vocab: dict) -> tuple:
+    rows, cols = [], []
+    where = {c: i for i, c in enumerate(classes)}
+    for text, label in zip(texts, labels, strict=True):
+        for o in occurrences(text):
+            rows.append(where[label])
+            cols.append(vocab.setdefault(o.key, len(vocab)))
+    return rows, cols
+
+
+def reading_halves(doc_ids: Sequence[str], labels: Sequence[str], random_state: int = 0) -> dict[str, int]:
+    """Half (0/1) of each reading document: each company's documents alternate, shuffled."""
+    rng = np.random.default_rng(random_state)
+    by: dict[str, list[str]] = defaultdict(list)
+    for d, c in zip(doc_ids, labels, strict=True):
+        if d not in by[c]:
+            by[c].append(d)
+    half = {}
+    for comp in sorted(by):
+        docs = sorted(by[comp])
+        start = int(rng.integers(2))
+        for i, j in enumerate(rng.permutation(len(docs))):
+            half[docs[j]] = (start + i) % 2
+    return half
+
+
+class TermModel:
+    """Distinctive word types and phrases per company (module docstring).
+
+    Parameters: ``prior_share`` (Dirichlet prior strength as a share of the counts),
+    ``random_state`` (the reading's split in halves). Fitted: ``classes_``, ``vocabulary_``
+    {type: column}, ``z_`` (classes × types), ``z_corpus_`` and ``z_reading_`` (None without a
+    reading).
+    """
+
+    def __init__(self, *, prior_share: float = 0.1, random_state: int = 0):
+        self.prior_share, self.random_state = prior_share, random_state
+
+    def fit(self, chunks: Sequence[Chunk], reading: tuple | None = None) -> TermModel:
+        """``reading``: (texts, labels, doc ids) of the attacker's reading, or None."""
+        texts, labels, docs = reading if reading is not None else ((), (), ())
+        classes = sorted({c.protected for c in chunks} | set(labels))
+        vocab: dict[str, int] = {}
+        parts = {"corpus": _counts([c.text for c in chunks], [c.protected for c in chunks], classes, vocab)}
+        if len(texts):
+            half = reading_halves(docs, labels, self.random_state)
+            for h in (0, 1):
+                keep = [i for i, d in enumerate(docs) if half[d] == h]
+                parts[f"half{h}"] = _counts([texts[i] for i in keep], [labels[i] for i in keep],
+                                            classes, vocab)  # fmt: skip
+        shape = (len(classes), max(len(vocab), 1))
+        z = {}
+        for name, (rows, cols) in parts.items():
+            m = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=shape).toarray()
+            z[name] = np.zeros(shape)
+            seen = m.sum(axis=0) > 0  # a type of another part has no z here (0)
+            if seen.any():
+                z[name][:, seen] = log_odds_z(m[:, seen], self.prior_share * m.sum())
+        self.classes_ = np.array(classes, dtype=object)
+        self.z_corpus_ = z["corpus"]
+        self.z_reading_ = np.minimum(z["half0"], z["half1"]) if "half0" in z else None
+        self.z_ = self.z_corpus_ if self.z_reading_ is None else np.maximum(self.z_corpus_, self.z_reading_)
+        self.vocabulary_ = vocab
+        self._row = {c: i for i, c in enumerate(classes)}
+        return self
+
+    def score(self, company: str, keys: Sequence[str]) -> np.ndarray:
+        """z of each type in ``keys`` for ``company`` (0 for an unknown type or company)."""
+        k = self._row.get(company)
+        if k is None:
+            return np.zeros(len(keys))
+        cols = np.array([self.vocabulary_.get(t, -1) for t in keys], dtype=np.int64)
+        return np.where(cols >= 0, self.z_[k, np.maximum(cols, 0)], 0.0)
+
+
+@dataclass
+class DocTerms:
+    """The candidate types of one document with their occurrences, cost and score."""
+
+    doc_id: str
+    company: str
+    positions: list[int]  # chunk positions of the document
+    words: int  # \w+ tokens of the document
+    occ: dict = field(default_factory=dict)  # key -> [(position, Occurrence)]
+    score: dict = field(default_factory=dict)  # key -> z
+    kind: dict = field(default_factory=dict)  # key -> (n words, capitalised, category, shape)
+    surface: dict = field(default_factory=dict)  # key -> most frequent surface form
+
+    def cost(self, key: str) -> int:
+        """Words changed when ``key`` is treated at every occurrence."""
+        return sum(o.n for _, o in self.occ[key])
+
+
+def _category_at(chunk: Chunk, o: Occurrence) -> str:
+    for s in chunk.entities:
+        if s.start < o.end and o.start < s.end and s.category in GENERIC:
+            return s.category
+    return ""
+
+
+def document_terms(chunks: Sequence[Chunk], model: TermModel) -> dict[str, DocTerms]:
+    """Per document id: its candidate types (module docstring), scored by ``model``."""
+    docs: dict[str, DocTerms] = {}
+    for p, c in enumerate(chunks):
+        d = docs.get(c.doc_id)
+        if d is None:
+            d = docs[c.doc_id] = DocTerms(c.doc_id, c.protected, [], 0)
+        d.positions.append(p)
+        d.words += len(_WORDS.findall(c.text))
+        for o in occurrences(c.text):
+            d.occ.setdefault(o.key, []).append((p, o))
+    for d in docs.values():
+        keys = list(d.occ)
+        d.score = {k: float(z) for k, z in zip(keys, model.score(d.company, keys), strict=True)}
+        for k, occ in d.occ.items():
+            surface = Counter(o.surface for _, o in occ).most_common(1)[0][0]
+            cap = sum(o.surface[0].isupper() for _, o in occ) > len(occ) / 2
+            cat = Counter(_category_at(chunks[p], o) for p, o in occ).most_common(1)[0][0]
+            d.surface[k], d.kind[k] = surface, (occ[0][1].n, cap, cat, word_shape(k))
+    return docs
+
+
+def ranked_candidates(d: DocTerms, min_z: float, rank: str = "z") -> list[str]:
+    """Candidate types with z >= min_z, best first: by z, or by z per word changed weighted by
+    the sublinear tf an attacker gives them (``per_cost``: z·(1+log n)/cost)."""
+    keys = [k for k, z in d.score.items() if z >= min_z]
+    if rank == "z":
+        pri = {k: d.score[k] for k in keys}
+    else:
+        pri = {k: d.score[k] * (1 + math.log(len(d.occ[k]))) / d.cost(k) for k in keys}
+    return sorted(keys, key=lambda k: (-pri[k], k))
+
+
+def select_terms(d: DocTerms, order: Sequence[str], budget_words: float) -> list[str]:
+    """Types in ``order`` until ``budget_words`` changed words are spent (a bigram whose words
+    are already selected as unigrams costs nothing more and is skipped)."""
+    chosen, spent, covered = [], 0.0, set()
+    for k in order:
+        if k in covered:
+            continue
+        c = d.cost(k)
+        if spent + c > budget_words + 1e-9:
+            continue
+        chosen.append(k)
+        spent += c
+        covered.add(k)
+        if " " not in k:  # every bigram holding this word is now treated through it
+            covered.update(b for b in d.occ if " " in b and k in b.split(" "))
+    return chosen

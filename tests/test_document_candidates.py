@@ -1,0 +1,120 @@
+"""The document defence as candidates of the one table (choose/document_candidates.py).
+
+On the constructed corpus of ``test_document_defence`` (each company's own words, shared words,
+tone words), with a deterministic stand-in for MiniLM: one candidate per level, measured like
+any other, reviewable by document and type, pinned by name, and fitted on the reading's halves
+when there is a reading.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+
+from neswap_core.choose.attack_columns import build_scorers
+from neswap_core.choose.candidates import Candidates, candidate_table, document_sources
+from neswap_core.choose.chosen import pinned_release
+from neswap_core.choose.document_candidates import DOCUMENT, document_candidates
+from neswap_core.config import RunConfig
+from neswap_core.errors import ConfigError
+from neswap_core.generate.document_terms import occurrences
+from neswap_core.generate.releases import ReleaseContext
+from neswap_core.models.mixture import SphericalMixture
+from tests.test_candidates import embed
+from tests.test_document_defence import TONE, corpus
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    chunks = corpus({"Acme": 2, "Bolt": 2, "Cres": 2, "Dyna": 2}, chunks_per_doc=6, seed=3)
+    x = embed([c.text for c in chunks])
+    mix = SphericalMixture(n_components=2, n_init=1, random_state=0).fit(x)
+    return ReleaseContext(chunks, x, mix, embed)
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory):
+    return RunConfig.of(document_levels=[0.05, 0.15, 0.3], document_min_z=0.0,
+                        cache_dir=str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture(scope="module")
+def documents(ctx, config):
+    return document_candidates(ctx, config)
+
+
+def test_one_candidate_per_level_with_exact_word_counts(ctx, documents):
+    table = documents.table
+    assert list(table.index) == ["document 5 %", "document 15 %", "document 30 %"]
+    words = sum(len(re.findall(r"\w+", c.text)) for c in ctx.chunks)
+    for rid, row in table.iterrows():
+        result = documents.results[rid]
+        changed_words = sum(len(c.before.split()) for c in result.changes)
+        # every change replaces whole words by as many words (pairs), so words unchanged is exact
+        assert row["words_unchanged"] == pytest.approx(1 - changed_words / words, abs=0.01)
+        assert 1 - row["level"] - 0.01 <= row["words_unchanged"] <= 1 - row["level"] / 2
+        assert row["dr"] == 1.0
+    assert table["words_unchanged"].is_monotonic_decreasing
+    assert "corpus's own log-odds" in documents.ranked_by  # no reading: the fallback
+
+
+def test_the_candidates_are_measured_and_the_attack_falls(ctx, documents):
+    scorers = build_scorers(ctx.chunks, None, in_corpus=True)
+    table = candidate_table(document_sources(documents), ctx, scorers)
+    assert set(table["sampler"]) == {DOCUMENT}
+    raw = scorers["in-corpus"].score({})
+    assert raw.document_accuracy == 1.0 and raw.chunk_top1 > 0.9  # own words name every document
+    strongest = table.iloc[-1]
+    assert strongest["chunk_accuracy"] < 0.5 * raw.chunk_top1
+    assert strongest["document_accuracy"] <= 0.5
+    assert table["chunk_accuracy"].is_monotonic_decreasing
+
+
+def test_review_rejects_a_type_at_every_occurrence(ctx, documents):
+    source = document_sources(documents)["document 15 %"]
+    generated = documents.results["document 15 %"].changes
+    key = Counter(c.key for c in generated).most_common(1)[0][0]
+    doc_id, term = key.split("|")
+    chosen = source.review({key: ("reject", "keep this word")})
+    assert chosen.rejected == sum(1 for c in generated if c.key == key) >= 2
+    assert not [c for c in chosen.changes if c.key == key]
+    left = sum(1 for c in chosen.chunks if c.doc_id == doc_id for o in occurrences(c.text) if o.key == term)
+    assert left == sum(1 for c in ctx.chunks if c.doc_id == doc_id for o in occurrences(c.text) if o.key == term)
+    row = chosen.review[chosen.review["key"] == key].iloc[0]
+    assert (row["decision"], row["in release"], row["note"]) == ("reject", False, "keep this word")
+    tone = re.compile(r"\b(" + "|".join(TONE) + r")\b")
+    assert all(tone.findall(a.text) == tone.findall(b.text) for a, b in zip(ctx.chunks, chosen.chunks, strict=True))
+
+
+def test_a_document_candidate_is_pinned_by_its_name(ctx, documents, config):
+    table = candidate_table(document_sources(documents), ctx)
+    cands = Candidates(table, None, document_sources(documents), None, documents)
+    _, pinned = pinned_release(cands, config.replace(release="document 15 %"))
+    assert pinned == "document 15 %"
+
+
+def test_with_a_reading_the_defender_is_cross_fitted_on_its_halves(ctx, config):
+    reading = corpus({"Acme": 4, "Bolt": 4, "Cres": 4, "Dyna": 4}, chunks_per_doc=4, seed=9, prefix="r")
+    units = ([c.text for c in reading], [c.protected for c in reading], [c.doc_id for c in reading])
+    docs = document_candidates(ctx, config, units)
+    assert "cross-fitted" in docs.ranked_by
+    assert docs.prep.plans is not None and len(docs.prep.plans) == 8
+    assert list((__import__("pathlib").Path(config.prepare.cache_dir) / "document_defence").glob("defender_*.pkl"))
+
+
+def test_document_settings_are_validated():
+    for bad in ({"document_levels": [0.0]}, {"document_levels": [1.5]}, {"document_fill": "blank"},
+                {"document_top_k": 0}, {"document_levels": ["0.1"]}):
+        with pytest.raises(ConfigError, match="document"):
+            RunConfig.of(**bad)
+    config = RunConfig.of(document_levels=[0.1], document_fill="mask")
+    again = RunConfig.from_toml_text(config.to_toml())
+    assert again.document.document_levels == [0.1] and again.document.document_fill == "mask"
+    assert "[document]" in config.to_toml()
+    assert RunConfig.of(document_levels=[]).document.document_levels == []
+
+
+def test_no_levels_builds_no_candidates(ctx):
+    assert document_candidates(ctx, RunConfig.of(document_levels=[])) is None

@@ -1,0 +1,269 @@
+"""The document-level defence (SPEC §12, issue 22) on constructed corpora with known answers.
+
+Each company of the constructed corpus has its own vocabulary (nouns, adverbs, -ing words,
+plurals, a two-word programme name) mixed with a shared vocabulary, Loughran–McDonald tone words
+and placeholders, so which types are distinctive of which company is known by construction.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from neswap_core.corpus import Chunk
+from neswap_core.generate.document import (
+    DefenceParams,
+    apply_defence,
+    pair_documents,
+    round_figure_edits,
+)
+from neswap_core.generate.document_budget import (
+    DocumentDefender,
+    defend,
+    document_plans,
+    prepare_defence,
+)
+from neswap_core.generate.document_terms import (
+    TermModel,
+    document_terms,
+    occurrences,
+    word_shape,
+)
+from neswap_core.measure.tone import is_tone_word
+
+SHARED = ["revenue", "customers", "pipeline", "orders", "inventory", "pricing", "capacity",
+          "shipments", "backlog", "markets", "channel", "operations", "programs"]
+TONE = ["strong", "decline", "loss", "improved", "weak", "challenging", "benefit"]  # LM words
+OWN = {  # per company: distinctive nouns, an adverb, an -ing word, plurals, a programme name
+    "Acme": ["Zorblax", "quintarally", "vexcoring", "brimstones", "Tellurium Cloud", "gravitons"],
+    "Bolt": ["Kandor", "speedily", "hyperlooping", "sprockets", "Nimbus Grid", "flywheels"],
+    "Cres": ["Ostrava", "lunarly", "crescenting", "tidepools", "Harbor Deck", "moorings"],
+    "Dyna": ["Pyrex", "dynamically", "torqueing", "turbines", "Vector Park", "gaskets"],
+}
+
+
+def sentence(rng, company: str) -> str:
+    words = [str(w) for w in rng.choice(SHARED, 5)] + [str(rng.choice(TONE))] + [
+        str(w) for w in rng.choice(OWN[company], 2, replace=False)]
+    rng.shuffle(words)
+    return "Our " + " ".join(words) + " rose 12.3% for [Company Name]."
+
+
+def corpus(n_docs: dict[str, int], chunks_per_doc: int = 6, seed: int = 0, prefix: str = "q") -> list[Chunk]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for company, n in n_docs.items():
+        for k in range(n):
+            doc = f"{company}_{prefix}{k}"
+            for i in range(chunks_per_doc):
+                text = " ".join(sentence(rng, company) for _ in range(3))
+                out.append(Chunk(f"{doc}#{i:04d}", doc, i, text, company))
+    return out
+
+
+def doc_text(chunks, doc_id) -> str:
+    return " ".join(c.text for c in chunks if c.doc_id == doc_id)
+
+
+@pytest.fixture(scope="module")
+def chunks():
+    return corpus({"Acme": 2, "Bolt": 2, "Cres": 2, "Dyna": 1})
+
+
+@pytest.fixture(scope="module")
+def model(chunks):
+    return TermModel().fit(chunks)
+
+
+def test_term_model_finds_each_company_s_own_words(model):
+    for company, own in OWN.items():
+        z = dict(zip(model.vocabulary_, model.score(company, list(model.vocabulary_)), strict=True))
+        own_z = [z[w.lower()] for w in own]
+        assert min(own_z) > 1.5  # every own word (and programme name) is distinctive
+        assert min(own_z) > max(z[w] for w in SHARED)  # and more than any shared word
+        assert max(z[w.lower()] for other in OWN if other != company for w in OWN[other]) < 0
+
+
+def test_tone_words_and_placeholders_are_never_candidates():
+    text = "Strong growth at [Company Name] and [Executive 1] offset the Zorblax decline."
+    keys = {o.key for o in occurrences(text)}
+    assert "zorblax" in keys
+    assert not any(is_tone_word(w) for k in keys for w in k.split())
+    assert not {"company", "name", "executive"} & keys
+
+
+@pytest.mark.parametrize("fill", ["pair", "mask", "generic"])
+def test_consistent_treatment_leaves_no_treated_term_anywhere_in_the_document(chunks, model, fill):
+    params = DefenceParams(level=0.3, min_z=1.0, fill=fill)
+    result = apply_defence(chunks, model, params, np.random.default_rng(0))
+    docs = document_terms(chunks, model)
+    assert sum(len(v) for v in result.selected.values()) > 20
+    for doc_id, chosen in result.selected.items():
+        left = Counter(o.key for c in result.chunks if c.doc_id == doc_id for o in occurrences(c.text))
+        assert chosen, doc_id
+        assert not [k for k in chosen if left[k]], doc_id
+        # the company's own words, the most distinctive types, were all chosen at this budget
+        own = {w.lower() for w in OWN[docs[doc_id].company] if " " not in w}
+        assert own & set(docs[doc_id].occ) <= set(chosen)
+
+
+def test_tone_words_and_placeholders_are_kept_exactly(chunks, model):
+    result = apply_defence(chunks, model, DefenceParams(level=0.5, min_z=0.0, round_figures=True),
+                           np.random.default_rng(0))
+    tone = re.compile(r"\b(" + "|".join(TONE) + r")\b")
+    for before, after in zip(chunks, result.chunks, strict=True):
+        assert tone.findall(before.text) == tone.findall(after.text)
+        assert before.text.count("[Company Name]") == after.text.count("[Company Name]")
+    assert not any(is_tone_word(w) for c in result.changes for w in re.findall(r"[A-Za-z]+", c.before))
+    assert not any(is_tone_word(w) for c in result.changes for w in re.findall(r"[A-Za-z]+", c.after))
+
+
+def test_a_paired_replacement_keeps_the_number_of_words_and_the_word_shape(chunks, model):
+    result = apply_defence(chunks, model, DefenceParams(level=0.3, min_z=1.0, fill="pair"),
+                           np.random.default_rng(0))
+    paired = [c for c in result.changes if c.kind == "pair"]
+    assert len(paired) > 50
+    for c in paired:
+        assert len(c.before.split()) == len(c.after.split())
+        assert word_shape(c.before) == word_shape(c.after), c
+    same_case = np.mean([c.before[0].isupper() == c.after[0].isupper() for c in paired])
+    assert same_case > 0.8  # capitalisation is matched where the partner has such a type
+    shapes = Counter(word_shape(c.before) for c in paired)
+    assert {"ly", "ing", "s"} <= set(shapes)  # the shapes of the constructed vocabulary all occur
+
+
+def test_pairs_come_from_the_partner_document_of_another_company(chunks, model):
+    result = apply_defence(chunks, model, DefenceParams(level=0.3, min_z=1.0), np.random.default_rng(0))
+    docs = document_terms(chunks, model)
+    for c in result.changes:
+        partner = result.partner[c.doc_id]
+        assert docs[partner].company != docs[c.doc_id].company
+        if c.kind == "pair":
+            assert c.after.lower() in docs[partner].occ
+            assert c.partner_doc == partner
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_pairing_never_pairs_two_documents_of_one_company(seed):
+    rng = np.random.default_rng(seed)
+    sizes = {c: int(rng.integers(1, 4)) for c in ("Acme", "Bolt", "Cres", "Dyna")}
+    chunks = corpus(sizes, chunks_per_doc=2, seed=seed)
+    partner = pair_documents(chunks, np.random.default_rng(seed), top_k=3)
+    company = {c.doc_id: c.protected for c in chunks}
+    assert partner, sizes
+    assert all(company[a] != company[b] for a, b in partner.items())
+    unpaired = set(company) - set(partner)
+    assert len(unpaired) <= 1  # only when no 3-cycle with two other companies exists
+    for a, b in partner.items():  # mutual pairs, or one 3-cycle a -> i -> b -> a
+        assert partner.get(b) == a or partner.get(partner.get(b)) != b
+
+
+def test_pairing_a_single_company_corpus_pairs_nothing():
+    assert pair_documents(corpus({"Acme": 3}, 2), np.random.default_rng(0)) == {}
+
+
+def test_the_defence_is_deterministic_for_a_random_state(chunks, model):
+    params = DefenceParams(level=0.2, min_z=1.0)
+    a = apply_defence(chunks, model, params, np.random.default_rng(7))
+    b = apply_defence(chunks, model, params, np.random.default_rng(7))
+    assert [c.text for c in a.chunks] == [c.text for c in b.chunks]
+    assert a.changes == b.changes
+
+
+def test_rejecting_a_type_keeps_every_occurrence_of_it(chunks, model):
+    params = DefenceParams(level=0.3, min_z=1.0)
+    full = apply_defence(chunks, model, params, np.random.default_rng(0))
+    key = full.changes[0].key
+    doc_id, term = key.split("|")
+    n = sum(1 for c in full.changes if c.key == key)
+    assert n >= 2
+    again = apply_defence(chunks, model, params, np.random.default_rng(0), rejected=frozenset({key}))
+    assert not [c for c in again.changes if c.key == key]
+    left = Counter(o.key for c in again.chunks if c.doc_id == doc_id for o in occurrences(c.text))
+    assert left[term] == sum(1 for c in chunks if c.doc_id == doc_id for o in occurrences(c.text)
+                             if o.key == term)
+
+
+def test_rounding_of_figures():
+    edits = round_figure_edits("Revenue was $61.1 billion, up 22.25%, and 3.0 stayed.")
+    assert [(e[4], e[2]) for e in edits] == [("$61.1 billion", "about $61 billion"), ("22.25%", "about 22%")]
+
+
+def test_the_cross_fitted_defender_ranks_the_company_s_own_words_first(tmp_path):
+    chunks = corpus({"Acme": 2, "Bolt": 2, "Cres": 2, "Dyna": 2}, chunks_per_doc=4, seed=1)
+    reading = corpus({"Acme": 4, "Bolt": 4, "Cres": 4, "Dyna": 4}, chunks_per_doc=4, seed=2, prefix="r")
+    texts, labels, docs = ([c.text for c in reading], [c.protected for c in reading],
+                           [c.doc_id for c in reading])
+    model = TermModel().fit(chunks, (texts, labels, docs))
+    defender = DocumentDefender().fit(texts, labels, docs)
+    assert [(n, h) for n, h, _ in defender.members_] == [
+        ("word", 0), ("char", 0), ("retrieval", 0), ("word", 1), ("char", 1), ("retrieval", 1)]
+    params = DefenceParams(level=0.1, min_z=0.0)
+    prep = prepare_defence(chunks, model, params, np.random.default_rng(0), defender, cache_dir=tmp_path)
+    for doc_id, plan in prep.plans.items():
+        own = {w for t in OWN[doc_id.split("_")[0]] for w in t.lower().split()}
+        top = plan.order[:3]
+        assert all(set(t.split()) & own for t in top), (doc_id, top)  # each holds an own word
+        assert (plan.fractions[:3] > 0).all()
+    cached = list((tmp_path / "document_defence").glob("plans_*.pkl"))
+    assert len(cached) == 1
+    # the second preparation reads the margins from disk instead of recomputing them
+    rival = {i: prep.docs[prep.partner[i]].company for i in prep.docs}
+    again = document_plans(chunks, prep.docs, defender, rival, prep.fills, cache_dir=tmp_path, min_z=0.0)
+    assert {i: p.order for i, p in again.items()} == {i: p.order for i, p in prep.plans.items()}
+    result = defend(chunks, model, params, prep)
+    words = sum(len(re.findall(r"\w+", c.text)) for c in chunks)
+    changed = sum(len(c.before.split()) for c in result.changes)
+    assert 0.05 * words < changed <= 0.1 * words + 1
+
+
+def test_a_word_right_after_a_placeholder_is_masked_never_paired():
+    """"[Company Name] Kandor" would read as the residue of another company's alias."""
+    chunks = corpus({"Acme": 2, "Bolt": 2}, chunks_per_doc=4, seed=4)
+    chunks = [c if i % 2 else type(c)(c.chunk_id, c.doc_id, c.index, c.text.replace(
+        "for [Company Name].", "for [Company Name] Zorblax, [Company Name] Kandor."), c.protected)
+        for i, c in enumerate(chunks)]
+    model = TermModel().fit(chunks)
+    result = apply_defence(chunks, model, DefenceParams(level=0.4, min_z=0.0), np.random.default_rng(0))
+    after_placeholder = [c for c in result.changes if c.before in ("Zorblax", "Kandor")
+                         and chunks[[x.chunk_id for x in chunks].index(c.chunk_id)].text[:c.start].endswith("] ")]
+    assert after_placeholder
+    assert all(c.kind == "mask" and c.after == "[…]" for c in after_placeholder)
+    assert not any(re.search(r"\[Company Name\] (?!\[)\w", c.text) and "[Company Name] Zorblax" not in c.text
+                   and "[Company Name] Kandor" not in c.text for c in result.chunks)
+
+
+def test_a_treated_word_is_treated_inside_hyphenated_compounds(chunks, model):
+    """"Zorblax-enabled" still names Acme when "Zorblax" is treated everywhere else."""
+    chunks = [type(c)(c.chunk_id, c.doc_id, c.index, c.text + " Zorblax-enabled devices grew.", c.protected)
+              if c.protected == "Acme" else c for c in chunks]
+    model = TermModel().fit(chunks)
+    result = apply_defence(chunks, model, DefenceParams(level=0.3, min_z=1.0), np.random.default_rng(0))
+    assert "zorblax" in result.selected["Acme_q0"]
+    assert not any("Zorblax" in c.text for c in result.chunks if c.doc_id == "Acme_q0")
+
+
+def test_a_company_s_product_names_are_treated_first():
+    """Issue 23 item 8: a distinctive product name (NER Product) is treated before any other type,
+    even when the budget allows only a few types."""
+    from neswap_core.corpus import EntitySpan
+
+    base = corpus({"Acme": 2, "Bolt": 2, "Cres": 2}, chunks_per_doc=4, seed=5)
+    chunks = []
+    for c in base:
+        spans = tuple(EntitySpan(m.start(), m.end(), "PRODUCT", "Product", m.group())
+                      for m in re.finditer(r"Gravitons|gravitons", c.text))
+        chunks.append(type(c)(c.chunk_id, c.doc_id, c.index, c.text, c.protected, spans))
+    model = TermModel().fit(chunks)
+    params = DefenceParams(level=0.03, min_z=0.0)
+    prep = prepare_defence(chunks, model, params, np.random.default_rng(0))
+    docs = prep.docs
+    for doc_id in ("Acme_q0", "Acme_q1"):
+        assert "gravitons" in docs[doc_id].occ and docs[doc_id].kind["gravitons"][2] == "Product"
+    result = defend(chunks, model, params, prep)
+    for doc_id in ("Acme_q0", "Acme_q1"):
+        assert result.selected[doc_id][0] == "gravitons"
+        assert not any("ravitons" in c.text for c in result.chunks if c.doc_id == doc_id)
