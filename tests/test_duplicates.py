@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neswap_core.generate.context import fit_mixture_naming_copies
 from neswap_core.config import RunConfig
 from neswap_core.corpus import Chunk
 from neswap_core.errors import FitError
+from neswap_core.generate.context import fit_mixture_naming_copies
 from neswap_core.models.mixture import SphericalMixture
 from neswap_core.text.duplicates import cluster_count_advice, duplicates_message, repeated_documents
 

@@ -45,7 +45,7 @@ Source = PaperRound | PlanStage | DocumentStage | DPWordsRelease
 COLUMNS: dict[str, str] = {
     "release_id": "the candidate: 'J @ t' (the paper's) or 'plan k · stage'",
     "sampler": "'paper': one round of the paper's sequential swaps; 'plan': a plan of the grid; "
-    "'document': the document defence at one level (choose/document_candidates.py)",
+    "'document': the document defence at one level (choose/document_candidates.py); "
     "'dp_words': the word-level DP baseline (generate/dp_words.py, sweep.dp_epsilons)",
     "combination": "the categories the candidate swaps",
     "swaps": "pairs swapped (a plan: entity, term and one-vs-many exchanges)",
