@@ -125,6 +125,15 @@ def scorers(stage, seed: int) -> dict:
     return _scorers(key, stage.chunks(), pre_swap, reading, stage.corpus(), int(seed))
 
 
+def release_figures(stage, changed: dict[int, str]) -> dict:
+    """Verdict figures of a release (``changed``: {position: released text}) by every attacker
+    the CLI trains, as key/report.html measures the written release."""
+    from . import verdict_view as vv
+
+    found = scorers(stage, int(stage.settings["seed"]))
+    return vv.figures_of_measures({name: sc.score(changed) for name, sc in found.items()})
+
+
 @dataclass
 class Export:
     """The release the Export page writes: its run.toml and the core's result for it."""
@@ -165,6 +174,19 @@ def export_for(stage, release_id: str, plans, progress=None) -> Export:
     result = finish_release(config, stage.corpus(), stage.clean().corpus, table, attackers)
     cache_key = digest([key, config.to_dict()])
     return Export(config, result, cache_key)
+
+
+def verdict_of(export: Export):
+    """The verdict of the release as written (``publish.protection.release_verdict``: the one
+    key/report.html shows), once per release and review."""
+    return _verdict(export.cache_key, export)
+
+
+@st.cache_resource(show_spinner="Measuring the release with every attacker…", max_entries=8)
+def _verdict(key: str, _export: Export):
+    from neswap_core.publish.protection import release_verdict
+
+    return release_verdict(_export.result)
 
 
 def release_bundle_of(export: Export) -> Bundle:

@@ -6,13 +6,15 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
+from appkit import verdict_view as vv
 from appkit import views_check as vc
 from appkit import views_explain as ve
+from appkit import views_export as vexp
 from appkit import views_frontier as vf
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
 from appkit.pipeline import AUTO_LINE, pitman_table, release_table
-from appkit.state import current, save_settings
+from appkit.state import corpus_fingerprint, current, save_settings
 from appkit.widgets import fmt_number, md_text, user_errors
 from neswap_core.choose.frontier import choose_release, default_offset, frontier_mask
 from neswap_core.config import PAPER_POPULATIONS
@@ -71,6 +73,10 @@ with controls[0]:
         st.session_state["frontier_population_exp"] = float(np.log10(population))
         st.number_input("log₁₀ N (exponent, 2–100)", min_value=2.0, max_value=100.0, step=1.0,
                         key="frontier_population_exp", on_change=save_population)
+
+st.markdown("**Your goal** — the release must not let the strongest attacker name more than "
+            "this (the verdict below is green only when it is met; it is also run.toml's goal).")
+vv.goal_inputs(ws, s, save_settings)
 
 with user_errors():
     table = release_table(stage.sweep_key, population, sweep)  # the sweep in hand: no re-read
@@ -149,10 +155,15 @@ st.plotly_chart(vf.frontier_figure(table, chosen_id, a, c, line_pick=line_pick.i
                 width="stretch", config={"displaylogo": False}, key="frontier_chart",
                 on_select=partial(use_clicked, table), selection_mode="points")
 st.caption("**Click a point** to use that release on the Swaps, Export and Check pages.")
-if attack is not None and chosen_id is not None:
+if chosen_id is not None:  # the verdict of the release in use: every attacker of the CLI
     with user_errors(stop=False):
         chosen_release = vr.reviewed_release(sweep, stage.sweep_key, table, chosen_id, ws.decisions,
                                              population)
+        verdict = vv.verdict_of(vexp.release_figures(stage, vc.changed_chunks(chosen_release)), s)
+        vv.show(verdict, key="frontier_verdict")
+        vv.remember(ws, corpus_fingerprint(s), chosen_id, verdict, "5 · Frontier, after your review")
+if attack is not None and chosen_id is not None:
+    with user_errors(stop=False):
         before, after = vc.measures(attack, vc.changed_chunks(chosen_release))
         st.markdown(vc.accuracy_sentence(attack, before, after))
         st.caption(("Outside reader: trained on other texts of the same companies. "

@@ -4,12 +4,13 @@ import re
 
 import streamlit as st
 
+from appkit import verdict_view as vv
 from appkit import views_export as ve
 from appkit import views_frontier as vf
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
-from appkit.state import current, save_settings
-from appkit.widgets import md_text, paginate, user_errors
+from appkit.state import corpus_fingerprint, current, save_settings
+from appkit.widgets import fmt_number, md_text, paginate, user_errors
 from neswap_core import describe_candidate
 from neswap_core.publish.bundle import FOLDER_PURPOSE
 
@@ -41,9 +42,14 @@ chosen_id = plan_id or chosen_id
 with user_errors():  # the core's result for this release and its review (as the CLI's)
     export = ve.export_for(stage, chosen_id, plans, vr.progress_bar("Measuring every candidate"))
 row, after = export.result.row, export.result.release.measures
-st.success(f"**Release:** {md_text(export.release_id)} · {md_text(describe_candidate(row))}  \n"
-           "**After your review:** "
-           f"{export.review_sentence()}: DR {after['dr']:.3f}, DU {after['du']:.4f}")
+with user_errors():
+    verdict = ve.verdict_of(export)
+vv.show(verdict, key="export_verdict")
+vv.remember(ws, corpus_fingerprint(s), export.release_id, verdict, "6 · Export, as written")
+st.info(f"**Release:** {md_text(export.release_id)} · {md_text(describe_candidate(row))}  \n"
+        "**After your review:** "
+        f"{export.review_sentence()}: model risk DR {fmt_number(after['dr'], 4)}, utility DU "
+        f"{fmt_number(after['du'], 4)}", icon=":material/description:")
 st.caption("Change the release on **5 · Risk–utility frontier** or **4 · Swaps** (plans too) and "
            "review its changes on **4 · Swaps**.")
 
