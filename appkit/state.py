@@ -162,11 +162,20 @@ SETTING_NAMES: dict[str, str] = {
     "n_init": "restarts", "max_iter": "iterations", "chosen_release": "chosen release",
     "population": "population size N", "trade_off_a": "slope of the line",
     "trade_off_c": "offset of the line", "max_swaps": "maximum swaps", "seed": "swap seed",
+    "max_chunk_accuracy": "goal for passages", "max_document_accuracy": "goal for documents",
+    "publishable_columns": "published columns", "shuffle_chunks": "chunk order",
+    "accepted_leaks": "accepted leak-scan hits", "chosen_plan": "chosen release",
+    "plan_rounds": "plan rounds", "plan_redaction_levels": "redaction levels",
+    "plan_terms": "term changes in plans", "goal_utility": "utility the goal keeps",
 }
+#: Bookkeeping settings an action stores beside the analyst's (never named in the undo label).
+QUIET_SETTINGS = ("trade_off_c_auto", "chosen_release_corpus")
 
 
 def _action_label(values: dict[str, Any]) -> str:
-    return "change " + ", ".join(SETTING_NAMES.get(k, k) for k in values)
+    """"change slope of the line, offset of the line": plain names, never a field name."""
+    names = [SETTING_NAMES.get(k, k.replace("_", " ")) for k in values if k not in QUIET_SETTINGS]
+    return "change " + ", ".join(dict.fromkeys(names))
 
 
 def bind(key: str, stored: Any) -> None:

@@ -31,10 +31,11 @@ from neswap_core.choose.review import decision_rows
 from neswap_core.choose.sources import PlanStage
 from neswap_core.config import IDENTIFYING_COLUMNS, RunConfig
 from neswap_core.publish.bundle import Bundle
-from neswap_core.publish.leaks import LeakHit
+from neswap_core.publish.leaks import LeakGroup, LeakHit, group_hits
 
 from . import views_release as vr
 from .pipeline import digest, measured
+from .widgets import md_text
 
 ACCEPTED_SETTING = "accepted_leaks"
 #: Setting of a pinned plan release: {"release_id", "plan", "stage_index"} (its identity).
@@ -61,6 +62,61 @@ def hits_frame(hits: Sequence[LeakHit]) -> pd.DataFrame:
     return pd.DataFrame([{"document": h.document, "chunk": h.chunk, "identifier": h.identifier,
                           "kind": h.kind, "case": h.case, "own company": h.own_company,
                           "context": h.context} for h in hits])
+
+
+# --- the leak gate: one decision per identifier (issue 20) ------------------------------------------
+def group_ids(group: LeakGroup) -> list[str]:
+    return ["|".join(key) for key in group.keys]
+
+
+def set_accepted(ws, stored: Sequence[str], ids: Sequence[str], accept: bool) -> None:
+    """Accept (or stop accepting) every hit of ``ids`` in one undoable step."""
+    from .state import save_settings
+
+    keep = [x for x in stored if x not in set(ids)] + (list(ids) if accept else [])
+    save_settings(ws, **{ACCEPTED_SETTING: sorted(set(keep))})
+
+
+def _toggle(ws, stored: list[str], ids: list[str], widget: str) -> None:
+    set_accepted(ws, stored, ids, bool(st.session_state[widget]))
+
+
+def leak_gate(ws, stored: list[str], hits: Sequence[LeakHit]) -> set[tuple[str, ...]]:
+    """The scan's hits grouped by identifier (``publish.leaks.group_hits``) with counts, one
+    checkbox per identifier (all its hits), *accept all* / *accept none*, and the hits' contexts
+    on demand; returns the accepted keys."""
+    groups = group_hits(hits)
+    every = [i for g in groups for i in group_ids(g)]
+    accepted = accepted_keys(stored)
+    done = sum(all(k in accepted for k in g.keys) for g in groups)
+    st.warning(f"The leak scan found **{len(hits)} hit(s) of {len(groups)} identifier(s)** in the "
+               "released text. `released/` can be downloaded once you accept each identifier "
+               "(all its hits at once) or remove it from the text (entity corrections on "
+               f"**2 · Entities & roles**). Accepted so far: {done} of {len(groups)}.",
+               icon=":material/policy:")
+    left, right = st.columns(2)
+    left.button("Accept every identifier", key="leak_accept_all", on_click=set_accepted,
+                args=(ws, stored, every, True), icon=":material/done_all:", width="stretch",
+                disabled=done == len(groups))
+    right.button("Accept none", key="leak_accept_none", on_click=set_accepted,
+                 args=(ws, stored, every, False), icon=":material/remove_done:", width="stretch",
+                 disabled=not (accepted & {h.key for h in hits}))
+    for k, group in enumerate(groups):
+        ids, widget = group_ids(group), f"leak_{k}"
+        st.session_state[widget] = all(key in accepted for key in group.keys)  # the workspace's
+        box, more = st.columns([5, 1], vertical_alignment="center")
+        whose = (f", {group.own_company} in its own company's documents" if group.own_company
+                 else "")
+        box.checkbox(f"Accept the {group.kind} **{md_text(group.identifier)}**: {group.hits} "
+                     f"hit(s) in {group.documents} document(s){whose}", key=widget,
+                     on_change=_toggle, args=(ws, stored, ids, widget))
+        with more.popover("Where", icon=":material/visibility:", width="stretch"):
+            for example in group.examples:
+                st.markdown(f"> …{md_text(example)}…")
+            rows = hits_frame([h for h in hits if h.identifier == group.identifier
+                               and h.kind == group.kind])
+            st.dataframe(rows[["document", "chunk", "case", "context"]], hide_index=True)
+    return accepted
 
 
 # --- pinning a plan release ------------------------------------------------------------------------

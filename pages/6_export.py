@@ -80,21 +80,10 @@ with user_errors():
 stored = list(s.get(ve.ACCEPTED_SETTING, []))
 accepted = ve.accepted_keys(stored)
 if bundle.hits:
-    st.warning(f"The leak scan found {len(bundle.hits)} company identifier(s) in the released "
-               "text. `released/` can be downloaded only after you accept each one (or fix the "
-               "text with entity corrections on **2 · Entities & roles**).")
-    st.dataframe(ve.hits_frame(bundle.hits), hide_index=True, width="stretch")
-    chosen = []
-    for k, hit in enumerate(bundle.hits):
-        if st.checkbox(f"Accept: {hit.sentence()}", key=f"leak_{k}", value=hit.key in accepted):
-            chosen.append(ve.hit_id(hit))
-    keep = [x for x in stored if x not in {ve.hit_id(h) for h in bundle.hits}] + chosen
-    if sorted(keep) != sorted(stored):
-        save_settings(ws, **{ve.ACCEPTED_SETTING: keep})
-    accepted = ve.accepted_keys(keep)
+    accepted = ve.leak_gate(ws, stored, bundle.hits)
 else:
     st.success("Leak scan: no company name, alias, ticker, web domain or executive name was "
-               "found in the released text.")
+               "found in the released text.", icon=":material/policy:")
 blocking = bundle.blocking(accepted)
 
 base = "neswap-" + re.sub(r"[^A-Za-z0-9]+", "-", chosen_id.replace(" @ ", " t")).strip("-")
