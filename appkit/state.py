@@ -172,6 +172,17 @@ SETTING_NAMES: dict[str, str] = {
 QUIET_SETTINGS = ("trade_off_c_auto", "chosen_release_corpus")
 
 
+def plain_message(text: str) -> str:
+    """A core message for the screen: "(max_swaps = 10)" becomes "(maximum swaps: 10)" (the CLI's
+    messages name run.toml's settings; the app names them in words)."""
+    import re
+
+    def word(m: re.Match) -> str:
+        return f"{SETTING_NAMES.get(m[1], m[1].replace('_', ' '))}: {m[2]}"
+
+    return re.sub(r"\b([a-z]+(?:_[a-z]+)+) = ([^\s,;)]+)", word, text)
+
+
 def _action_label(values: dict[str, Any]) -> str:
     """"change slope of the line, offset of the line": plain names, never a field name."""
     names = [SETTING_NAMES.get(k, k.replace("_", " ")) for k in values if k not in QUIET_SETTINGS]

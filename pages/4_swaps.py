@@ -6,7 +6,7 @@ from appkit import views_export as ve
 from appkit import views_plans as vp
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
-from appkit.state import current, save_decision, save_settings, undo_button
+from appkit.state import current, plain_message, save_decision, save_settings, undo_button
 from appkit.widgets import confirm_button, legend, md_text, user_errors
 
 PAIRS_PER_PAGE = 10
@@ -96,7 +96,7 @@ cols[4].metric("DR after your review", f"{dr1:.4f}",
 if release.sweep.n_draws > 1:
     st.caption(f"The frontier shows means over {release.sweep.n_draws} draws; the released text is "
                "draw 1, whose numbers are shown here.")
-st.caption(release.draw.run.message)
+st.caption(plain_message(release.draw.run.message))
 
 
 # --- bulk actions ----------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from appkit import views_frontier as vf
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
 from appkit.pipeline import AUTO_LINE, pitman_table, release_table
-from appkit.state import corpus_fingerprint, current, save_settings
+from appkit.state import corpus_fingerprint, current, plain_message, save_settings
 from appkit.widgets import fmt_number, md_text, user_errors
 from neswap_core.choose.frontier import choose_release, default_offset, frontier_mask
 from neswap_core.config import PAPER_POPULATIONS
@@ -82,7 +82,7 @@ with user_errors():
     table = release_table(stage.sweep_key, population, sweep)  # the sweep in hand: no re-read
 if len(table) == 0:
     st.warning("There are no candidate releases: no combination had a valid pair to swap. "
-               + " ".join(d.run.message for d in sweep.draws if d.draw == 0)
+               + plain_message(" ".join(d.run.message for d in sweep.draws if d.draw == 0))
                + " Go back to **2 · Entities & roles** or **3 · Clusters** and give more "
                "categories the role S, or use fewer clusters.")
     st.stop()
