@@ -82,6 +82,19 @@ def fmt_number(value: float | int | None, digits: int = 3) -> str:
     return f"{x:,.{decimals}f}"
 
 
+def delta(change: float | int | None, digits: int = 4, unit: str = "", scale: float = 1.0
+          ) -> str | None:
+    """A metric's delta as shown ("+0.0123", "+2.5 points"), or None — no arrow — when the change
+    is not a number or rounds to zero at the digits shown (a "no change" is never drawn as a
+    red ↑ nor written as ``8.01 × 10⁻¹²``)."""
+    if change is None:
+        return None
+    x = float(change) * scale
+    if x != x or round(x, digits) == 0:
+        return None
+    return f"{x:+,.{digits}f}{unit}"
+
+
 def fmt_share(value: float, digits: int = 1) -> str:
     """A proportion in [0, 1] as a percentage (``0.237`` → ``23.7 %``)."""
     return f"{100 * float(value):.{digits}f} %"

@@ -135,3 +135,26 @@ def test_latin1_upload_is_detected_and_converted():
 def test_chunk_labels_never_show_internal_ids():
     assert chunk_label("APH_q3_2021#0000", {"APH_q3_2021": 3}) == "document 3, passage 1"
     assert "#" not in chunk_label("weird id")
+
+
+def test_a_change_that_rounds_to_zero_has_no_arrow_and_no_e_notation():
+    """Issue 20: "↑ 8.01 × 10⁻¹²" for an ε that did not move, red arrows for zero changes."""
+    from appkit.widgets import delta
+
+    assert delta(8.01e-12, 2) is None and delta(0.0, 4) is None and delta(float("nan")) is None
+    assert delta(-0.00004, 4) is None  # would show as "-0.0000" with a red arrow
+    assert delta(0.0123, 4) == "+0.0123"
+    assert delta(-0.05, 1, " points", 100) == "-5.0 points"
+    assert delta(-2, 0) == "-2" and delta(0, 0) is None
+
+
+def test_core_messages_and_undo_labels_name_settings_in_words():
+    from appkit.state import _action_label, plain_message
+
+    assert plain_message("Only 6 swaps for Person + Location (max_swaps = 10): no valid pair") == (
+        "Only 6 swaps for Person + Location (maximum swaps: 10): no valid pair")
+    assert _action_label({"trade_off_c": 0.9, "trade_off_c_auto": False}) == "change offset of the line"
+    assert _action_label({"publishable_columns": [], "shuffle_chunks": True}) == (
+        "change published columns, chunk order")
+    assert _action_label({"accepted_leaks": []}) == "change accepted leak-scan hits"
+    assert "_" not in _action_label({"some_new_setting": 1})
