@@ -63,8 +63,13 @@ def test_folder_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_default_folder_comes_from_the_environment() -> None:
     assert default_workspace_folder({WORKSPACE_ENV: "/data/ws"}) == Path("/data/ws")
-    assert default_workspace_folder({}) == Path("workspace")
-    assert default_workspace_folder({WORKSPACE_ENV: ""}) == Path("workspace")
+    data = {"XDG_DATA_HOME": "/home/u/.data"}
+    if sys.platform.startswith("linux"):  # the per-user data folder, never the working folder
+        assert default_workspace_folder(data) == Path("/home/u/.data/neswap/workspace")
+        assert default_workspace_folder({**data, WORKSPACE_ENV: ""}) == Path(
+            "/home/u/.data/neswap/workspace")
+    assert default_workspace_folder({}).is_absolute()
+    assert Path.cwd() not in default_workspace_folder({}).parents
 
 
 # --- round trips -------------------------------------------------------------------------------
