@@ -91,11 +91,11 @@ if len(table) == 0:
 A_MAX = 100.0
 
 
-def save_slope(pivot: float) -> None:
+def save_slope(pivot: float, digits: int) -> None:
     """Rotate the line around the chart's centre: keep its height at the pivot DU."""
     a_new = float(st.session_state["frontier_a"])
     a_old, c_old = float(s["trade_off_a"]), float(s["trade_off_c"])
-    c_new = max(round(c_old + (a_old - a_new) * pivot, 4), 0.0)  # a risk bound is never < 0
+    c_new = max(round(c_old + (a_old - a_new) * pivot, digits), 0.0)  # a risk bound is never < 0
     save_settings(ws, trade_off_a=a_new, trade_off_c=c_new, **{AUTO_LINE: False})
 
 
@@ -105,24 +105,29 @@ def save_offset() -> None:
 
 a = float(s["trade_off_a"])
 c = float(s["trade_off_c"])
+step = vf.offset_step(table)  # the sliders follow the releases' spread (issue 20)
+digits = vf.step_digits(step)
 low, high, pivot = vf.slider_bounds(table, a)
-low = max(low, float(np.ceil(-a * pivot * 1000) / 1000))  # the line's height at the pivot ≥ 0
+low = max(low, round(float(np.ceil(-a * pivot / step) * step), digits))  # height at pivot ≥ 0
 low, high = min(low, c), max(high, c)
 # Steeper than the line's height at the pivot over the pivot would send c below 0.
-a_max = max(a, min(A_MAX, int(2 * (c + a * pivot) / max(pivot, 1e-9)) / 2), 0.5)
+a_top, a_step = vf.slope_range(table)
+a_keep = float(np.floor((c + a * pivot) / max(pivot, 1e-9) / a_step) * a_step)
+a_max = max(a, min(A_MAX, a_top, a_keep), a_step)
 with controls[1]:
     st.session_state["frontier_a"] = a
-    st.slider("Slope a of the line (≥ 0)", 0.0, a_max, step=0.5, key="frontier_a",
-              on_change=save_slope, args=(pivot,),
+    st.slider("Slope a of the line (≥ 0)", 0.0, a_max, step=a_step, key="frontier_a",
+              format=f"%.{vf.step_digits(a_step) if a_step < 1 else 1}f",
+              on_change=save_slope, args=(pivot, digits + 2),
               help="a = 0: accept any release whose risk DR is at most c (the paper's choice). "
               "a > 0: accept more risk for more utility. Changing a turns the line around the "
-              "centre of the chart.")
+              "centre of the chart. The range follows the releases' spread of DR over DU.")
 with controls[2]:
     st.session_state["frontier_c"] = c
-    st.slider("Offset c of the line", low, high, step=0.001, format="%.3f",
+    st.slider("Offset c of the line", low, high, step=step, format=f"%.{digits}f",
               key="frontier_c", on_change=save_offset,
               help="With a = 0, c is the highest risk DR you accept. Lower c → a safer release "
-              "with more swaps (and less utility).")
+              "with more swaps (and less utility). The step follows the releases' spread of DR.")
 
 st.caption("Trade-off line **DR = c + a·DU**: releases on or below it are acceptable. With a = 0 "
            "(the paper's choice), c is simply the highest risk DR you accept.")
@@ -136,6 +141,8 @@ with user_errors(stop=False):
     attack = vc.attack(stage)
     table = vc.measured_table(stage, attack, table)
 axes = vf.risk_axes(table)
+if st.session_state.get("frontier_risk") not in axes:  # measured risk first when there is one
+    st.session_state["frontier_risk"] = vf.default_risk_axis(axes)
 risk = st.radio("Risk shown on the chart", axes, key="frontier_risk", horizontal=True,
                 format_func=lambda k: vf.RISK_AXES[k][1],
                 help="DR is the paper's model-based risk; the measured accuracies are what an "

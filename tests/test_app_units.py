@@ -158,3 +158,46 @@ def test_core_messages_and_undo_labels_name_settings_in_words():
         "change published columns, chunk order")
     assert _action_label({"accepted_leaks": []}) == "change accepted leak-scan hits"
     assert "_" not in _action_label({"some_new_setting": 1})
+
+
+def _releases(dr, du):
+    n = len(dr)
+    return pd.DataFrame({"dr": dr, "du": du, "release_id": [f"r{i}" for i in range(n)],
+                         "swaps": range(n), "swap_rate": [0.1] * n, "du_sd": [0.0] * n,
+                         "dr_sd": [0.0] * n, "p_hat": [1e-4] * n}).set_index("release_id",
+                                                                              drop=False)
+
+
+def test_the_line_sliders_follow_the_spread_of_real_releases():
+    """Issue 20: DR in [0.997, 1.000] with releases 10⁻⁵ apart; a 0.001 step and a two-position
+    slope slider could not choose, and the offset could exceed 1."""
+    from appkit.views_frontier import offset_step, slider_bounds, slope_range
+
+    table = _releases([0.99700, 0.99751, 0.99852, 0.99953, 1.0], [1.0, 0.998, 0.996, 0.994, 0.99])
+    step = offset_step(table)
+    assert step == pytest.approx(1e-5)  # 0.003 spread / 100 → 10⁻⁵ grid
+    low, high, pivot = slider_bounds(table, 0.0)
+    assert high <= 1.0 and low < 0.997 and (high - low) / step >= 100
+    assert pivot == pytest.approx(0.995)
+    top, a_step = slope_range(table)
+    assert top == pytest.approx(4 * 0.003 / 0.01) and top / a_step >= 100
+    flat = _releases([0.5, 0.5], [0.9, 0.9])
+    assert offset_step(flat) == 0.001 and slope_range(flat) == (10.0, 0.5)
+
+
+def test_hovers_show_the_digits_that_tell_releases_apart():
+    from appkit.views_frontier import hover_template, spread_digits
+
+    assert spread_digits([0.99700, 0.99701]) == 7  # spread 10⁻⁵: two digits past it
+    assert spread_digits([0.2, 0.8]) == 3 and spread_digits([1.0]) == 3
+    table = _releases([0.99700, 0.99701, 0.99702], [1.0, 0.9, 0.8])
+    template = hover_template(table)
+    assert "DR %{customdata[6]:.7f}" in template and "DU %{x:.3f}" in template
+
+
+def test_the_chart_shows_measured_risk_by_default():
+    from appkit.views_frontier import default_risk_axis
+
+    assert default_risk_axis(["dr", "chunk_accuracy", "document_accuracy"]) == "document_accuracy"
+    assert default_risk_axis(["dr", "chunk_accuracy"]) == "chunk_accuracy"
+    assert default_risk_axis(["dr"]) == "dr"
