@@ -148,10 +148,36 @@ def save_settings(ws: Workspace, undo: bool = True, **values: Any) -> None:
         if stored.get(PINNED_FOR) != target:
             changed[PINNED_FOR] = target
             changed["chosen_release"] = values["chosen_release"]
-    elif {"corpus_source", "protect"} & set(changed) and stored.get("chosen_release") is not None:
-        changed["chosen_release"] = None
+    forget: list[str] = []
+    if {"corpus_source", "protect"} & set(changed):
+        forget = _switch_corpus(stored, merged, changed)
     if changed:
         ws.update_settings(changed, undo_label=_action_label(values) if undo else None)
+    for key in forget:  # the other corpus never set them: its defaults apply
+        ws.delete_setting(key)
+
+
+#: What belongs to one corpus (and protected column): the pinned release, the trade-off line,
+#: the accepted leak-scan hits and the published columns. Kept per corpus in ``CORPUS_STATES``
+#: and restored when the analyst comes back to it (issue 20).
+PER_CORPUS = ("chosen_release", "chosen_plan", PINNED_FOR, "trade_off_a", "trade_off_c",
+              "trade_off_c_auto", "accepted_leaks", "publishable_columns", "shuffle_chunks")
+CORPUS_STATES = "corpus_states"
+
+
+def _switch_corpus(stored: Mapping[str, Any], merged: Mapping[str, Any],
+                   changed: dict[str, Any]) -> list[str]:
+    """Keep the corpus being left's ``PER_CORPUS`` settings and bring back the target's (into
+    ``changed``); the keys to delete (set for the old corpus, never for the new one)."""
+    old, new = corpus_fingerprint(merged), corpus_fingerprint({**merged, **changed})
+    if old == new:
+        return []
+    states = dict(stored.get(CORPUS_STATES) or {})
+    states[old] = {k: stored[k] for k in PER_CORPUS if k in stored}
+    back = states.get(new, {})
+    changed.update(back)
+    changed[CORPUS_STATES] = states
+    return [k for k in PER_CORPUS if k in stored and k not in back]
 
 
 #: Plain names of the settings, for the undo history.
@@ -169,7 +195,7 @@ SETTING_NAMES: dict[str, str] = {
     "plan_terms": "term changes in plans", "goal_utility": "utility the goal keeps",
 }
 #: Bookkeeping settings an action stores beside the analyst's (never named in the undo label).
-QUIET_SETTINGS = ("trade_off_c_auto", "chosen_release_corpus")
+QUIET_SETTINGS = ("trade_off_c_auto", "chosen_release_corpus", "corpus_states")
 
 
 def plain_message(text: str) -> str:

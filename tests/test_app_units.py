@@ -201,3 +201,23 @@ def test_the_chart_shows_measured_risk_by_default():
     assert default_risk_axis(["dr", "chunk_accuracy", "document_accuracy"]) == "document_accuracy"
     assert default_risk_axis(["dr", "chunk_accuracy"]) == "chunk_accuracy"
     assert default_risk_axis(["dr"]) == "dr"
+
+
+def test_each_corpus_keeps_its_pinned_release_line_and_leak_decisions(tmp_path):
+    """Issue 20: going to the sample and back lost the pinned release; an upload inherited the
+    sample's line and accepted hits. Each corpus (and protected column) keeps its own."""
+    ws = Workspace.open(tmp_path / "ws")
+    save_settings(ws, chosen_release="Organization @ 3", trade_off_c=0.9871, trade_off_a=0.5,
+                  accepted_leaks=["d|1|Acme|any case"])
+    save_settings(ws, corpus_source="upload:abc", protect="company")
+    other = settings(ws)
+    assert other["chosen_release"] is None and other["trade_off_a"] == 0.0
+    assert not other.line_set and other.get("accepted_leaks", []) == []
+    save_settings(ws, chosen_release="Person @ 2", trade_off_c=0.5)
+    save_settings(ws, corpus_source="sample", protect="company")
+    back = settings(ws)
+    assert back["chosen_release"] == "Organization @ 3"
+    assert (back["trade_off_c"], back["trade_off_a"]) == (0.9871, 0.5)
+    assert back["accepted_leaks"] == ["d|1|Acme|any case"]
+    save_settings(ws, corpus_source="upload:abc")
+    assert settings(ws)["chosen_release"] == "Person @ 2" and settings(ws)["trade_off_c"] == 0.5
