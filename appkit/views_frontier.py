@@ -164,8 +164,8 @@ def _custom(t: pd.DataFrame, risk: str = "dr") -> np.ndarray:
 def _ranges(table: pd.DataFrame, a: float, c: float, risk: str = "dr") -> tuple[list[float], list[float], str]:
     """Axis ranges around the releases, stretched to show the line when it is near; else a note."""
     du, dr = table["du"].to_numpy(float), table[risk].to_numpy(float)
-    if risk != "dr":  # the trade-off line is drawn in DR units only
-        span_x, span_y = max(du.max() - du.min(), 1e-4), max(dr.max() - dr.min(), 1e-3)
+    if risk != "dr":  # the trade-off line is drawn in DR units only; shares read in %
+        span_x, span_y = max(du.max() - du.min(), 1e-4), max(dr.max() - dr.min(), 0.05)
         return ([du.min() - 0.08 * span_x, du.max() + 0.08 * span_x],
                 [dr.min() - 0.08 * span_y, dr.max() + 0.08 * span_y], "")
     span_x, span_y = max(du.max() - du.min(), 1e-4), max(dr.max() - dr.min(), 1e-3)
@@ -247,7 +247,7 @@ def frontier_figure(table: pd.DataFrame, chosen_id: str | None, a: float, c: flo
         xaxis={"title": "utility DU  (1 = cluster structure kept; higher is better →)",
                "range": xr, "tickformat": _tick_format(xr)},
         yaxis={"title": RISK_AXES.get(risk, (risk, risk))[0], "range": yr,
-               "tickformat": _tick_format(yr)},
+               "tickformat": _tick_format(yr) if risk == "dr" else ".0%"},
     )
     return fig
 
