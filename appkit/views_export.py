@@ -34,8 +34,8 @@ from neswap_core.publish.bundle import Bundle
 from neswap_core.publish.leaks import LeakGroup, LeakHit, group_hits
 
 from . import views_release as vr
-from .pipeline import digest, measured
-from .widgets import md_text
+from .pipeline import _Memo, digest, measured
+from .widgets import md_text, run_with_progress
 
 ACCEPTED_SETTING = "accepted_leaks"
 #: Setting of a pinned plan release: {"release_id", "plan", "stage_index"} (its identity).
@@ -162,13 +162,21 @@ def export_config(stage, release_id: str, plans) -> RunConfig:
                       decisions=decision_rows(decisions), **identity)
 
 
-@st.cache_resource(show_spinner="Training the attackers (once per corpus and roles)…", max_entries=4)
+_SCORERS = _Memo(4)
+
+
 def _scorers(key: str, _chunks, _pre_swap, _reading, _corpus, seed: int) -> dict:
-    """The CLI's attackers: the reading one (on the corpus's reading) and the in-corpus one."""
+    """The CLI's attackers: the reading one (on the corpus's reading) and the in-corpus one,
+    trained once per corpus and roles (process-wide), with a progress bar and the time left."""
     from neswap_core.measure.reading import reading_attacker
 
-    reading = reading_attacker(_reading, _chunks, _corpus) if _reading is not None else None
-    return build_scorers(_pre_swap, reading, in_corpus=True, random_state=seed)
+    def train() -> dict:
+        reading = reading_attacker(_reading, _chunks, _corpus) if _reading is not None else None
+        return build_scorers(_pre_swap, reading, in_corpus=True, random_state=seed)
+
+    return _SCORERS.get(key, lambda: run_with_progress(
+        "Training the attackers (once per corpus and roles)", train, "attackers",
+        len(_pre_swap)))
 
 
 def scorers(stage, seed: int) -> dict:

@@ -192,6 +192,52 @@ def progress_display(label: str, quiet_for: float = 0.0):
     return progress
 
 
+#: Seconds per unit (e.g. per passage) of the last run of each long step in this process: the
+#: next run's "time left" (a first run shows the time so far).
+_RATES: dict[str, float] = {}
+
+
+def run_with_progress(label: str, work, step: str, units: int):
+    """``work()`` in a worker thread while the page shows a bar with the time left (issue 20: a
+    bare spinner for a minute while the attacker trains). The estimate is the last run's seconds
+    per unit of ``step`` (``_RATES``) times ``units``; ``work`` must not draw anything."""
+    import threading
+    import time
+
+    expected = _RATES[step] * units if step in _RATES else None
+    result: dict = {}
+
+    def target() -> None:
+        try:
+            result["value"] = work()
+        except BaseException as exc:  # noqa: BLE001 - raised again on the script thread
+            result["error"] = exc
+
+    start = time.perf_counter()
+    thread = threading.Thread(target=target, name=f"neswap-{step}", daemon=True)
+    thread.start()
+    slot = st.empty()
+    while thread.is_alive():
+        thread.join(0.25)
+        elapsed = time.perf_counter() - start
+        if not thread.is_alive() or elapsed < 1.0:
+            continue
+        if expected is None:
+            slot.progress(0.0, text=f"{label} — {elapsed:.0f} s so far (the first time on this "
+                          "server: no estimate yet)")
+        elif elapsed < expected:
+            slot.progress(min(elapsed / expected, 0.95),
+                          text=f"{label} — about {max(expected - elapsed, 1):.0f} s left")
+        else:
+            slot.progress(0.95, text=f"{label} — {elapsed:.0f} s, longer than the "
+                          f"{expected:.0f} s expected")
+    slot.empty()
+    if "error" in result:
+        raise result["error"]
+    _RATES[step] = (time.perf_counter() - start) / max(int(units), 1)
+    return result["value"]
+
+
 def progress_text(label: str, message: str, fraction: float, elapsed: float) -> str:
     """"Stage: message — 40 % · about 12 s left" (time left once 5 % is done and 1 s passed)."""
     left = ""

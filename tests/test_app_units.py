@@ -221,3 +221,21 @@ def test_each_corpus_keeps_its_pinned_release_line_and_leak_decisions(tmp_path):
     assert back["accepted_leaks"] == ["d|1|Acme|any case"]
     save_settings(ws, corpus_source="upload:abc")
     assert settings(ws)["chosen_release"] == "Person @ 2" and settings(ws)["trade_off_c"] == 0.5
+
+
+def test_long_work_runs_beside_a_bar_that_learns_its_time_left(monkeypatch):
+    """Issue 20: 58 s of bare spinner while the attacker trained. ``run_with_progress`` runs
+    the work in a thread, returns its value or raises its error, and keeps seconds per unit so
+    the next run can say how long is left."""
+    import threading
+
+    from appkit import widgets
+
+    monkeypatch.setattr(widgets, "_RATES", {})
+    done = threading.Event()
+    assert widgets.run_with_progress("Training", lambda: done.set() or 42, "test-step", 10) == 42
+    assert done.is_set() and widgets._RATES["test-step"] >= 0
+    with pytest.raises(ValueError, match="bad"):
+        widgets.run_with_progress("Training", lambda: (_ for _ in ()).throw(ValueError("bad")),
+                                  "other", 1)
+    assert "other" not in widgets._RATES  # a failed run teaches nothing
