@@ -105,3 +105,40 @@ def state_summary() -> None:
             st.switch_page(page)
         undo_button(ws)
     st.caption(f"Workspace: {md_text(ws.folder)}")
+    stale_notice(str(ws.folder), analyst_revision(ws))
+
+
+#: Seconds between two checks of whether another tab changed the workspace.
+STALE_CHECK_S = 5
+
+
+def analyst_revision(ws) -> str:
+    """A fingerprint of what the analyst decided (settings but bookkeeping, corrections,
+    decisions): it changes when any tab changes the workspace."""
+    import hashlib
+    import json
+
+    from .state import CORPUS_STATES, QUIET_SETTINGS
+
+    settings_now = {k: v for k, v in ws.settings().items()
+                    if k not in QUIET_SETTINGS and k != CORPUS_STATES}
+    state = [settings_now, [c["id"] for c in ws.corrections()], ws.counts()]
+    return hashlib.sha256(json.dumps(state, sort_keys=True, default=str).encode()).hexdigest()
+
+
+@st.fragment(run_every=STALE_CHECK_S)
+def stale_notice(folder: str, seen: str) -> None:
+    """Every few seconds: when another tab changed the workspace since this page was drawn, say
+    so and offer to redraw (a tab is never silently showing another state than its sidebar)."""
+    from neswap_core.workspace.store import Workspace
+
+    try:
+        now = analyst_revision(Workspace.open(folder))
+    except Exception:  # noqa: BLE001 - a busy workspace: check again next time
+        return
+    if now != seen:
+        st.warning("Another tab changed this workspace since this page was drawn: what you see "
+                   "may be out of date.", icon=":material/sync_problem:")
+        if st.button("Show the current state", key="stale_refresh", icon=":material/refresh:",
+                     width="stretch"):
+            st.rerun(scope="app")

@@ -239,3 +239,21 @@ def test_long_work_runs_beside_a_bar_that_learns_its_time_left(monkeypatch):
         widgets.run_with_progress("Training", lambda: (_ for _ in ()).throw(ValueError("bad")),
                                   "other", 1)
     assert "other" not in widgets._RATES  # a failed run teaches nothing
+
+
+def test_another_tabs_change_makes_this_tab_stale_but_bookkeeping_does_not(tmp_path):
+    """Issue 20: a second tab left the first showing another ★ release than its sidebar; the
+    sidebar's check compares the revision it drew with the workspace's now."""
+    from appkit.sidebar import analyst_revision
+
+    ws = Workspace.open(tmp_path / "ws")
+    seen = analyst_revision(ws)
+    ws.put_artifact("verdict", "sample|company", b"{}")  # a page's verdict: not a change
+    ws.update_settings({"trade_off_c_auto": True})
+    assert analyst_revision(ws) == seen
+    other_tab = Workspace.open(tmp_path / "ws")
+    save_settings(other_tab, chosen_release="Person @ 2")
+    assert analyst_revision(ws) != seen
+    seen = analyst_revision(ws)
+    other_tab.add_corrections([("add", "Organization", "Acme", None)])
+    assert analyst_revision(ws) != seen
