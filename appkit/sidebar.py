@@ -15,6 +15,7 @@ import streamlit as st
 
 from . import verdict_view as vv
 from .state import corpus_fingerprint, open_workspace, settings, undo_button
+from .views_entities import correction_count
 from .widgets import fmt_number, md_text
 
 #: (page file, button label) of each next step.
@@ -94,7 +95,7 @@ def state_summary() -> None:
     lines = [f"Corpus: {source}, protecting **{md_text(s['protect'])}**",
              f"Clusters: {'fitted' if has_mixture else 'not fitted yet'}"
              f" ({s['n_components']} clusters)", *release, verdict_line(ws, s, release_id),
-             f"Entity corrections: {counts['corrections']} · review decisions: "
+             f"Entity corrections: {correction_count(ws.corrections())} · review decisions: "
              f"{counts['decisions']}"]
     with st.container(border=True, key="state_summary"):
         st.markdown("  \n".join(lines))
