@@ -148,34 +148,45 @@ def save_settings(ws: Workspace, undo: bool = True, **values: Any) -> None:
         if stored.get(PINNED_FOR) != target:
             changed[PINNED_FOR] = target
             changed["chosen_release"] = values["chosen_release"]
-    forget: list[str] = []
+    forget: list[str] | None = None
     if {"corpus_source", "protect"} & set(changed):
-        forget = _switch_corpus(stored, merged, changed)
+        forget = _switch_corpus(ws, stored, merged, changed)
     if changed:
         ws.update_settings(changed, undo_label=_action_label(values) if undo else None)
-    for key in forget:  # the other corpus never set them: its defaults apply
-        ws.delete_setting(key)
+    if forget is not None:
+        for key in forget:  # the other corpus never set them: its defaults apply
+            ws.delete_setting(key)
+        back = changed[CORPUS_STATES].get(corpus_fingerprint({**merged, **changed}), {})
+        ws.replace_corrections([tuple(r) for r in back.get(CORRECTIONS, [])])
 
 
 #: What belongs to one corpus (and protected column): the pinned release, the trade-off line,
-#: the accepted leak-scan hits and the published columns. Kept per corpus in ``CORPUS_STATES``
+#: the accepted leak-scan hits and the published columns, and (``CORRECTIONS``) the entity
+#: corrections. Kept per corpus in ``CORPUS_STATES``
 #: and restored when the analyst comes back to it (issue 20).
 PER_CORPUS = ("chosen_release", "chosen_plan", PINNED_FOR, "trade_off_a", "trade_off_c",
               "trade_off_c_auto", "accepted_leaks", "publishable_columns", "shuffle_chunks")
 CORPUS_STATES = "corpus_states"
 
 
-def _switch_corpus(stored: Mapping[str, Any], merged: Mapping[str, Any],
-                   changed: dict[str, Any]) -> list[str]:
-    """Keep the corpus being left's ``PER_CORPUS`` settings and bring back the target's (into
-    ``changed``); the keys to delete (set for the old corpus, never for the new one)."""
+#: Key of a corpus state that holds its entity corrections (action, category, text, chunk_id).
+CORRECTIONS = "corrections"
+
+
+def _switch_corpus(ws: Workspace, stored: Mapping[str, Any], merged: Mapping[str, Any],
+                   changed: dict[str, Any]) -> list[str] | None:
+    """Keep the corpus being left's ``PER_CORPUS`` settings and entity corrections and bring
+    back the target's settings (into ``changed``; the caller swaps the corrections in); the
+    keys to delete (set for the old corpus, never for the new one). None: same corpus."""
     old, new = corpus_fingerprint(merged), corpus_fingerprint({**merged, **changed})
     if old == new:
-        return []
+        return None
     states = dict(stored.get(CORPUS_STATES) or {})
     states[old] = {k: stored[k] for k in PER_CORPUS if k in stored}
+    states[old][CORRECTIONS] = [[c["action"], c["category"], c["text"], c["chunk_id"]]
+                                for c in ws.corrections()]
     back = states.get(new, {})
-    changed.update(back)
+    changed.update({k: v for k, v in back.items() if k in PER_CORPUS})
     changed[CORPUS_STATES] = states
     return [k for k in PER_CORPUS if k in stored and k not in back]
 

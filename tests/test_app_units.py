@@ -209,7 +209,10 @@ def test_each_corpus_keeps_its_pinned_release_line_and_leak_decisions(tmp_path):
     ws = Workspace.open(tmp_path / "ws")
     save_settings(ws, chosen_release="Organization @ 3", trade_off_c=0.9871, trade_off_a=0.5,
                   accepted_leaks=["d|1|Acme|any case"])
+    ws.add_corrections([("drop", "Person", "EDITED TRANSCRIPT", None)])
     save_settings(ws, corpus_source="upload:abc", protect="company")
+    assert ws.corrections() == []  # the sample's corrections do not follow the upload
+    ws.add_corrections([("add", "Product", "iX", None)])
     other = settings(ws)
     assert other["chosen_release"] is None and other["trade_off_a"] == 0.0
     assert not other.line_set and other.get("accepted_leaks", []) == []
@@ -219,8 +222,12 @@ def test_each_corpus_keeps_its_pinned_release_line_and_leak_decisions(tmp_path):
     assert back["chosen_release"] == "Organization @ 3"
     assert (back["trade_off_c"], back["trade_off_a"]) == (0.9871, 0.5)
     assert back["accepted_leaks"] == ["d|1|Acme|any case"]
+    assert [c["text"] for c in ws.corrections()] == ["EDITED TRANSCRIPT"]
     save_settings(ws, corpus_source="upload:abc")
     assert settings(ws)["chosen_release"] == "Person @ 2" and settings(ws)["trade_off_c"] == 0.5
+    assert [(c["action"], c["text"]) for c in ws.corrections()] == [("add", "iX")]
+    assert ws.undo() and [c["text"] for c in ws.corrections()] == ["EDITED TRANSCRIPT"]
+    assert settings(ws)["corpus_source"] == "sample"  # undoing the switch brings all back
 
 
 def test_long_work_runs_beside_a_bar_that_learns_its_time_left(monkeypatch):

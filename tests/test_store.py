@@ -497,3 +497,16 @@ def test_repeated_resets_keep_every_old_file(tmp_path: Path) -> None:
             assert raw.execute("SELECT value FROM settings").fetchone() == (generation,)
         raw.close()
     assert second.settings() == {}
+
+
+def test_replace_corrections_swaps_them_in_one_step_without_an_undo_of_its_own(tmp_path: Path):
+    ws = Workspace.open(tmp_path / "ws")
+    ws.add_corrections([("drop", "Person", "EDITED TRANSCRIPT", None)])
+    steps = len(ws.history())
+    ws.replace_corrections([("add", "Product", "iX", "d#0001")])
+    assert [(c["action"], c["text"], c["chunk_id"]) for c in ws.corrections()] == [
+        ("add", "iX", "d#0001")]
+    assert len(ws.history()) == steps
+    with pytest.raises(WorkspaceError):
+        ws.replace_corrections([("rename", "Product", "iX", None)])
+    assert [c["text"] for c in ws.corrections()] == ["iX"]  # a bad record changes nothing

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from ..config import CATEGORIES
-from ..paths import user_data_dir
 from ..errors import WorkspaceError
+from ..paths import user_data_dir
 from . import history
 from .decisions import DECISIONS, DECISIONS_SCHEMA, ReviewDecisions, snapshot_rows
 
@@ -384,6 +384,20 @@ class Workspace(ReviewDecisions):
                 )
                 ids.append(int(cursor.lastrowid))
         return ids
+
+    def replace_corrections(self, records: list[tuple[str, str, str, str | None]]) -> None:
+        """Replace every correction by ``records`` (action, category, text, chunk_id) in one
+        transaction, without an undo step of its own: the app swaps in another corpus's
+        corrections as part of switching corpus (whose own undo step restores these)."""
+        for action, category, text, chunk_id in records:
+            _check_correction(action, category, text, chunk_id)
+        with self._transaction() as conn:
+            conn.execute("DELETE FROM corrections")
+            conn.executemany(
+                "INSERT INTO corrections (action, category, text, chunk_id, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [(a, c, t, ch, _now()) for a, c, t, ch in records],
+            )
 
     def remove_correction(self, correction_id: int) -> bool:
         """Delete one correction (undoable); False when it was already gone (another tab)."""
