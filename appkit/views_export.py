@@ -69,16 +69,18 @@ def group_ids(group: LeakGroup) -> list[str]:
     return ["|".join(key) for key in group.keys]
 
 
-def set_accepted(ws, stored: Sequence[str], ids: Sequence[str], accept: bool) -> None:
-    """Accept (or stop accepting) every hit of ``ids`` in one undoable step."""
+def set_accepted(ws, ids: Sequence[str], accept: bool) -> None:
+    """Accept (or stop accepting) every hit of ``ids`` in one undoable step. Reads the stored
+    acceptances when called: several boxes ticked before one rerun each add theirs."""
     from .state import save_settings
 
+    stored = list(ws.get_setting(ACCEPTED_SETTING, []) or [])
     keep = [x for x in stored if x not in set(ids)] + (list(ids) if accept else [])
     save_settings(ws, **{ACCEPTED_SETTING: sorted(set(keep))})
 
 
-def _toggle(ws, stored: list[str], ids: list[str], widget: str) -> None:
-    set_accepted(ws, stored, ids, bool(st.session_state[widget]))
+def _toggle(ws, ids: list[str], widget: str) -> None:
+    set_accepted(ws, ids, bool(st.session_state[widget]))
 
 
 def leak_gate(ws, stored: list[str], hits: Sequence[LeakHit]) -> set[tuple[str, ...]]:
@@ -96,10 +98,10 @@ def leak_gate(ws, stored: list[str], hits: Sequence[LeakHit]) -> set[tuple[str, 
                icon=":material/policy:")
     left, right = st.columns(2)
     left.button("Accept every identifier", key="leak_accept_all", on_click=set_accepted,
-                args=(ws, stored, every, True), icon=":material/done_all:", width="stretch",
+                args=(ws, every, True), icon=":material/done_all:", width="stretch",
                 disabled=done == len(groups))
     right.button("Accept none", key="leak_accept_none", on_click=set_accepted,
-                 args=(ws, stored, every, False), icon=":material/remove_done:", width="stretch",
+                 args=(ws, every, False), icon=":material/remove_done:", width="stretch",
                  disabled=not (accepted & {h.key for h in hits}))
     for k, group in enumerate(groups):
         ids, widget = group_ids(group), f"leak_{k}"
@@ -109,7 +111,7 @@ def leak_gate(ws, stored: list[str], hits: Sequence[LeakHit]) -> set[tuple[str, 
                  else "")
         box.checkbox(f"Accept the {group.kind} **{md_text(group.identifier)}**: {group.hits} "
                      f"hit(s) in {group.documents} document(s){whose}", key=widget,
-                     on_change=_toggle, args=(ws, stored, ids, widget))
+                     on_change=_toggle, args=(ws, ids, widget))
         with more.popover("Where", icon=":material/visibility:", width="stretch"):
             for example in group.examples:
                 st.markdown(f"> …{md_text(example)}…")

@@ -70,6 +70,13 @@ def test_leak_gate_groups_hits_by_identifier_with_bulk_accept(workspace, monkeyp
 
     at.button(key="leak_accept_none").click().run()
     assert released_disabled() and workspace.get_setting("accepted_leaks") == []
+    for box in [b for b in at.checkbox if b.key and b.key.startswith("leak_")]:
+        box.check()  # several ticks before one rerun: each adds its identifier's hits
+    at.run()
+    assert not released_disabled()
+    assert set(workspace.get_setting("accepted_leaks")) == everything
+    at.button(key="leak_accept_none").click().run()
+    assert released_disabled() and workspace.get_setting("accepted_leaks") == []
     undo_labels = [h["label"] for h in workspace.history()]
     assert undo_labels[0] == "change accepted leak-scan hits"
     page = " ".join(m.value for m in at.markdown)
