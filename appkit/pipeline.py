@@ -271,9 +271,14 @@ def measured(key: str, _candidates: Candidates, _config: RunConfig, _scorers: di
              _progress: Callable | None = None) -> Candidates:
     """The same candidates with every attacker's measured columns (the plans are not applied
     again): the table the CLI writes to key/candidates.csv."""
-    return _CANDIDATES.get(key, lambda: build_candidates(
-        _candidates.sweep, _config, _scorers, plans=_candidates.plans,
-        documents=_candidates.documents, progress=_progress))
+    def make() -> Candidates:
+        out = build_candidates(_candidates.sweep, _config, _scorers, plans=_candidates.plans,
+                               documents=_candidates.documents, progress=_progress)
+        if _progress is not None:  # the core's last report may be below 100 %: clear the bar
+            _progress(1.0, "done")
+        return out
+
+    return _CANDIDATES.get(key, make)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

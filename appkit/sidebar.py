@@ -1,15 +1,21 @@
-"""The state summary in the sidebar of every page (issue 13): corpus, chosen release with its
-risk and utility, corrections and decisions, the next step as a button, and Undo.
+"""The state summary in the sidebar of every page (issues 13, 20): corpus, chosen release with
+its risk and utility, its protection verdict, corrections and decisions, the next step as a
+button, and Undo.
 
 It reads the workspace and the caches only: it never starts a long computation itself (release
-numbers appear once the candidate releases were built in this server process).
+numbers appear once the candidate releases were built in this server process). It is drawn after
+the page (app.py), so a fit, a pin or a verdict the page just made is already in it; the verdict
+is the one a page measured for the release in use (``verdict_view.remembered``), else it says
+where to measure it.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from .state import open_workspace, settings, undo_button
+from . import verdict_view as vv
+from .state import corpus_fingerprint, open_workspace, settings, undo_button
+from .views_entities import correction_count
 from .widgets import fmt_number, md_text
 
 #: (page file, button label) of each next step.
@@ -33,30 +39,40 @@ def next_step(has_mixture: bool, has_releases: bool, pinned: bool, decisions: in
     return "review" if decisions == 0 else "export"
 
 
-def _release_lines(stage, chosen: str | None) -> tuple[list[str], bool]:
-    """Lines about the release in use, if the releases are built; and whether they are."""
+def _release_lines(stage, chosen: str | None) -> tuple[list[str], bool, str | None]:
+    """Lines about the release in use, if the releases are built; whether they are; its id."""
     from neswap_core.choose.frontier import choose_release
 
     from .pipeline import SWEEPS_READY
 
     if stage.sweep_key not in SWEEPS_READY:
-        return ["Releases: not built yet"], False
+        return ["Releases: not built yet"], False, None
     table = stage.table()
     if not len(table):
-        return ["Releases: none possible with these settings"], True
+        return ["Releases: none possible with these settings"], True, None
     s = stage.settings
     if chosen and (s.get("chosen_plan") or {}).get("release_id") == chosen:
-        return [f"Release: **{md_text(chosen)}** (a plan release pinned by you)"], True
+        return [f"Release: **{md_text(chosen)}** (a plan release pinned by you)"], True, chosen
     pick = chosen if chosen in table.index else choose_release(
         table, float(s["trade_off_a"]), float(s["trade_off_c"])).index
     row = table.loc[pick]
     how = "pinned by you" if chosen in table.index else "picked by your trade-off line"
     lines = [f"Release: **{md_text(pick)}** ({how})",
-             f"Risk DR {fmt_number(row['dr'], 6)} · utility DU {fmt_number(row['du'], 7)}"]
-    measured = [c for c in table.columns if "accuracy" in str(c).lower()]
-    for col in measured[:2]:
-        lines.append(f"{md_text(col)}: {fmt_number(row[col])}")
-    return lines, True
+             f"Model risk DR {fmt_number(row['dr'], 4)} · utility DU {fmt_number(row['du'], 4)} "
+             "(as generated)"]
+    return lines, True, pick
+
+
+def verdict_line(ws, s, release_id: str | None) -> str:
+    """The release's verdict as a page measured it, or where to measure it (never green)."""
+    if release_id is None:
+        return ":gray[**Protection:** no release yet.]"
+    found = vv.remembered(ws, corpus_fingerprint(s), release_id)
+    if found is None:
+        return (":gray[**Protection not measured yet** for this release: open "
+                "5 · Risk–utility frontier or 6 · Export.]")
+    verdict, where = found
+    return vv.sidebar_line(verdict) + (f" :gray[({md_text(where)})]" if where else "")
 
 
 def state_summary() -> None:
@@ -73,13 +89,13 @@ def state_summary() -> None:
               else "your uploaded files")
     has_mixture = ws.get_artifact("mixture", stage.mixture_key) is not None
     try:
-        release, has_releases = _release_lines(stage, s.get("chosen_release"))
+        release, has_releases, release_id = _release_lines(stage, s.get("chosen_release"))
     except Exception:  # noqa: BLE001 - the summary must never break a page
-        release, has_releases = ["Releases: open 5 · Risk–utility frontier"], False
+        release, has_releases, release_id = ["Releases: open 5 · Risk–utility frontier"], False, None
     lines = [f"Corpus: {source}, protecting **{md_text(s['protect'])}**",
              f"Clusters: {'fitted' if has_mixture else 'not fitted yet'}"
-             f" (K = {s['n_components']})", *release,
-             f"Entity corrections: {counts['corrections']} · review decisions: "
+             f" ({s['n_components']} clusters)", *release, verdict_line(ws, s, release_id),
+             f"Entity corrections: {correction_count(ws.corrections())} · review decisions: "
              f"{counts['decisions']}"]
     with st.container(border=True, key="state_summary"):
         st.markdown("  \n".join(lines))
@@ -90,3 +106,40 @@ def state_summary() -> None:
             st.switch_page(page)
         undo_button(ws)
     st.caption(f"Workspace: {md_text(ws.folder)}")
+    stale_notice(str(ws.folder), analyst_revision(ws))
+
+
+#: Seconds between two checks of whether another tab changed the workspace.
+STALE_CHECK_S = 5
+
+
+def analyst_revision(ws) -> str:
+    """A fingerprint of what the analyst decided (settings but bookkeeping, corrections,
+    decisions): it changes when any tab changes the workspace."""
+    import hashlib
+    import json
+
+    from .state import CORPUS_STATES, QUIET_SETTINGS
+
+    settings_now = {k: v for k, v in ws.settings().items()
+                    if k not in QUIET_SETTINGS and k != CORPUS_STATES}
+    state = [settings_now, [c["id"] for c in ws.corrections()], ws.counts()]
+    return hashlib.sha256(json.dumps(state, sort_keys=True, default=str).encode()).hexdigest()
+
+
+@st.fragment(run_every=STALE_CHECK_S)
+def stale_notice(folder: str, seen: str) -> None:
+    """Every few seconds: when another tab changed the workspace since this page was drawn, say
+    so and offer to redraw (a tab is never silently showing another state than its sidebar)."""
+    from neswap_core.workspace.store import Workspace
+
+    try:
+        now = analyst_revision(Workspace.open(folder))
+    except Exception:  # noqa: BLE001 - a busy workspace: check again next time
+        return
+    if now != seen:
+        st.warning("Another tab changed this workspace since this page was drawn: what you see "
+                   "may be out of date.", icon=":material/sync_problem:")
+        if st.button("Show the current state", key="stale_refresh", icon=":material/refresh:",
+                     width="stretch"):
+            st.rerun(scope="app")

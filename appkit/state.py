@@ -148,10 +148,47 @@ def save_settings(ws: Workspace, undo: bool = True, **values: Any) -> None:
         if stored.get(PINNED_FOR) != target:
             changed[PINNED_FOR] = target
             changed["chosen_release"] = values["chosen_release"]
-    elif {"corpus_source", "protect"} & set(changed) and stored.get("chosen_release") is not None:
-        changed["chosen_release"] = None
+    forget: list[str] | None = None
+    if {"corpus_source", "protect"} & set(changed):
+        forget = _switch_corpus(ws, stored, merged, changed)
     if changed:
         ws.update_settings(changed, undo_label=_action_label(values) if undo else None)
+    if forget is not None:
+        for key in forget:  # the other corpus never set them: its defaults apply
+            ws.delete_setting(key)
+        back = changed[CORPUS_STATES].get(corpus_fingerprint({**merged, **changed}), {})
+        ws.replace_corrections([tuple(r) for r in back.get(CORRECTIONS, [])])
+
+
+#: What belongs to one corpus (and protected column): the pinned release, the trade-off line,
+#: the accepted leak-scan hits and the published columns, and (``CORRECTIONS``) the entity
+#: corrections. Kept per corpus in ``CORPUS_STATES``
+#: and restored when the analyst comes back to it (issue 20).
+PER_CORPUS = ("chosen_release", "chosen_plan", PINNED_FOR, "trade_off_a", "trade_off_c",
+              "trade_off_c_auto", "accepted_leaks", "publishable_columns", "shuffle_chunks")
+CORPUS_STATES = "corpus_states"
+
+
+#: Key of a corpus state that holds its entity corrections (action, category, text, chunk_id).
+CORRECTIONS = "corrections"
+
+
+def _switch_corpus(ws: Workspace, stored: Mapping[str, Any], merged: Mapping[str, Any],
+                   changed: dict[str, Any]) -> list[str] | None:
+    """Keep the corpus being left's ``PER_CORPUS`` settings and entity corrections and bring
+    back the target's settings (into ``changed``; the caller swaps the corrections in); the
+    keys to delete (set for the old corpus, never for the new one). None: same corpus."""
+    old, new = corpus_fingerprint(merged), corpus_fingerprint({**merged, **changed})
+    if old == new:
+        return None
+    states = dict(stored.get(CORPUS_STATES) or {})
+    states[old] = {k: stored[k] for k in PER_CORPUS if k in stored}
+    states[old][CORRECTIONS] = [[c["action"], c["category"], c["text"], c["chunk_id"]]
+                                for c in ws.corrections()]
+    back = states.get(new, {})
+    changed.update({k: v for k, v in back.items() if k in PER_CORPUS})
+    changed[CORPUS_STATES] = states
+    return [k for k in PER_CORPUS if k in stored and k not in back]
 
 
 #: Plain names of the settings, for the undo history.
@@ -162,11 +199,31 @@ SETTING_NAMES: dict[str, str] = {
     "n_init": "restarts", "max_iter": "iterations", "chosen_release": "chosen release",
     "population": "population size N", "trade_off_a": "slope of the line",
     "trade_off_c": "offset of the line", "max_swaps": "maximum swaps", "seed": "swap seed",
+    "max_chunk_accuracy": "goal for passages", "max_document_accuracy": "goal for documents",
+    "publishable_columns": "published columns", "shuffle_chunks": "chunk order",
+    "accepted_leaks": "accepted leak-scan hits", "chosen_plan": "chosen release",
+    "plan_rounds": "plan rounds", "plan_redaction_levels": "redaction levels",
+    "plan_terms": "term changes in plans", "goal_utility": "utility the goal keeps",
 }
+#: Bookkeeping settings an action stores beside the analyst's (never named in the undo label).
+QUIET_SETTINGS = ("trade_off_c_auto", "chosen_release_corpus", "corpus_states")
+
+
+def plain_message(text: str) -> str:
+    """A core message for the screen: "(max_swaps = 10)" becomes "(maximum swaps: 10)" (the CLI's
+    messages name run.toml's settings; the app names them in words)."""
+    import re
+
+    def word(m: re.Match) -> str:
+        return f"{SETTING_NAMES.get(m[1], m[1].replace('_', ' '))}: {m[2]}"
+
+    return re.sub(r"\b([a-z]+(?:_[a-z]+)+) = ([^\s,;)]+)", word, text)
 
 
 def _action_label(values: dict[str, Any]) -> str:
-    return "change " + ", ".join(SETTING_NAMES.get(k, k) for k in values)
+    """"change slope of the line, offset of the line": plain names, never a field name."""
+    names = [SETTING_NAMES.get(k, k.replace("_", " ")) for k in values if k not in QUIET_SETTINGS]
+    return "change " + ", ".join(dict.fromkeys(names))
 
 
 def bind(key: str, stored: Any) -> None:

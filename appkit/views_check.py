@@ -20,7 +20,7 @@ import streamlit as st
 from neswap_core.choose.attack_columns import IN_CORPUS, READING
 from neswap_core.measure.audit import RenyiAudit, audit_comparison, released_embeddings
 
-from .pipeline import digest, embedder
+from .pipeline import _Memo, digest, embedder
 from .widgets import fmt_number
 
 
@@ -211,15 +211,25 @@ def forget_reading(stage) -> None:
     stage.workspace.put_artifact(READING_ARTIFACT, stage.source, b"")
 
 
-@st.cache_resource(show_spinner="Training the attacker (once per corpus and roles)…", max_entries=4)
+_SCORER = _Memo(4)
+
+
 def _scorer(key: str, kind: str, _chunks, _reading, _corpus):
+    """The page's attacker, trained once per corpus and roles with a progress bar (time left)."""
     from neswap_core import build_scorers
+    from neswap_core.measure.reading import reading_attacker
 
-    if kind == READING:
-        from neswap_core.measure.reading import reading_attacker
+    from .widgets import run_with_progress
 
-        return build_scorers(_chunks, reading_attacker(_reading, _chunks, _corpus), in_corpus=False)[READING]
-    return build_scorers(_chunks)[IN_CORPUS]
+    def train():
+        if kind == READING:
+            return build_scorers(_chunks, reading_attacker(_reading, _chunks, _corpus),
+                                 in_corpus=False)[READING]
+        return build_scorers(_chunks)[IN_CORPUS]
+
+    return _SCORER.get(key, lambda: run_with_progress(
+        "Training the attacker (once per corpus and roles)", train, f"attacker-{kind}",
+        len(_chunks)))
 
 
 @dataclass(frozen=True)

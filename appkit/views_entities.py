@@ -129,6 +129,49 @@ def _bulk(ws: Workspace, text: str, category: str, new_category: str | None) -> 
     _say("success", f"Done: {md_text(label)} in every passage (Undo in the sidebar).")
 
 
+def correction_count(corrections: Sequence[dict]) -> int:
+    """Corrections as the analyst made them: a category change (a *drop* and an *add* of one
+    text in one scope) is one, not two (issue 20)."""
+    return len({(c["text"], c["chunk_id"]) for c in corrections})
+
+
+def _fix_here(ws: Workspace, chunk_id: str, label: str, text: str, category: str,
+              widget: str) -> None:
+    """Callback of a passage's *Change here* / *Not an entity here*: one scoped correction."""
+    new_category = st.session_state.get(widget) if widget else None
+    records = [("drop", category, text, chunk_id)]
+    if new_category:
+        records.append(("add", new_category, text, chunk_id))
+        what = f"“{text}”: {category} → {new_category} in {label}"
+    else:
+        what = f"“{text}” is not an entity in {label}"
+    store_corrections(ws, records, what)
+    _say("success", f"Done: {md_text(what)} (Undo in the sidebar).")
+    st.session_state.pop(f"fix_{chunk_id}", None)
+
+
+def passage_fixer(ws: Workspace, chunk: Chunk, label: str) -> None:
+    """Click an entity of a passage to fix it there: another category, or not an entity (the
+    change applies to this passage only; *Review the entities* changes every passage)."""
+    options = list(dict.fromkeys(f"{e.text} · {e.category}" for e in chunk.entities))
+    if not options:
+        return
+    key = f"fix_{chunk.chunk_id}"
+    pick = st.pills("Click an entity to fix it in this passage", options, key=key,
+                    selection_mode="single", label_visibility="collapsed")
+    if pick is None:
+        return
+    text, category = pick.rsplit(" · ", 1)
+    left, mid, right = st.columns([2, 1.3, 1.3], vertical_alignment="bottom")
+    widget = f"fixcat_{chunk.chunk_id}"
+    left.selectbox(f"Category of “{md_text(text)}” here", [c for c in CATEGORIES if c != category],
+                   key=widget)
+    mid.button("Change here", key=f"fixgo_{chunk.chunk_id}", on_click=_fix_here,
+               args=(ws, chunk.chunk_id, label, text, category, widget))
+    right.button("Not an entity here", key=f"fixdrop_{chunk.chunk_id}", on_click=_fix_here,
+                 args=(ws, chunk.chunk_id, label, text, category, ""))
+
+
 def entity_review(ws: Workspace, raw: Sequence[Chunk], chunks: Sequence[Chunk],
                   numbers: dict[str, int]) -> None:
     """Table of every entity; click a row to change its category or drop it everywhere."""

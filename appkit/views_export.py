@@ -31,10 +31,11 @@ from neswap_core.choose.review import decision_rows
 from neswap_core.choose.sources import PlanStage
 from neswap_core.config import IDENTIFYING_COLUMNS, RunConfig
 from neswap_core.publish.bundle import Bundle
-from neswap_core.publish.leaks import LeakHit
+from neswap_core.publish.leaks import LeakGroup, LeakHit, group_hits
 
 from . import views_release as vr
-from .pipeline import digest, measured
+from .pipeline import _Memo, digest, measured
+from .widgets import md_text, run_with_progress
 
 ACCEPTED_SETTING = "accepted_leaks"
 #: Setting of a pinned plan release: {"release_id", "plan", "stage_index"} (its identity).
@@ -61,6 +62,63 @@ def hits_frame(hits: Sequence[LeakHit]) -> pd.DataFrame:
     return pd.DataFrame([{"document": h.document, "chunk": h.chunk, "identifier": h.identifier,
                           "kind": h.kind, "case": h.case, "own company": h.own_company,
                           "context": h.context} for h in hits])
+
+
+# --- the leak gate: one decision per identifier (issue 20) ------------------------------------------
+def group_ids(group: LeakGroup) -> list[str]:
+    return ["|".join(key) for key in group.keys]
+
+
+def set_accepted(ws, ids: Sequence[str], accept: bool) -> None:
+    """Accept (or stop accepting) every hit of ``ids`` in one undoable step. Reads the stored
+    acceptances when called: several boxes ticked before one rerun each add theirs."""
+    from .state import save_settings
+
+    stored = list(ws.get_setting(ACCEPTED_SETTING, []) or [])
+    keep = [x for x in stored if x not in set(ids)] + (list(ids) if accept else [])
+    save_settings(ws, **{ACCEPTED_SETTING: sorted(set(keep))})
+
+
+def _toggle(ws, ids: list[str], widget: str) -> None:
+    set_accepted(ws, ids, bool(st.session_state[widget]))
+
+
+def leak_gate(ws, stored: list[str], hits: Sequence[LeakHit]) -> set[tuple[str, ...]]:
+    """The scan's hits grouped by identifier (``publish.leaks.group_hits``) with counts, one
+    checkbox per identifier (all its hits), *accept all* / *accept none*, and the hits' contexts
+    on demand; returns the accepted keys."""
+    groups = group_hits(hits)
+    every = [i for g in groups for i in group_ids(g)]
+    accepted = accepted_keys(stored)
+    done = sum(all(k in accepted for k in g.keys) for g in groups)
+    st.warning(f"The leak scan found **{len(hits)} hit(s) of {len(groups)} identifier(s)** in the "
+               "released text. `released/` can be downloaded once you accept each identifier "
+               "(all its hits at once) or remove it from the text (entity corrections on "
+               f"**2 · Entities & roles**). Accepted so far: {done} of {len(groups)}.",
+               icon=":material/policy:")
+    left, right = st.columns(2)
+    left.button("Accept every identifier", key="leak_accept_all", on_click=set_accepted,
+                args=(ws, every, True), icon=":material/done_all:", width="stretch",
+                disabled=done == len(groups))
+    right.button("Accept none", key="leak_accept_none", on_click=set_accepted,
+                 args=(ws, every, False), icon=":material/remove_done:", width="stretch",
+                 disabled=not (accepted & {h.key for h in hits}))
+    for k, group in enumerate(groups):
+        ids, widget = group_ids(group), f"leak_{k}"
+        st.session_state[widget] = all(key in accepted for key in group.keys)  # the workspace's
+        box, more = st.columns([5, 1], vertical_alignment="center")
+        whose = (f", {group.own_company} in its own company's documents" if group.own_company
+                 else "")
+        box.checkbox(f"Accept the {group.kind} **{md_text(group.identifier)}**: {group.hits} "
+                     f"hit(s) in {group.documents} document(s){whose}", key=widget,
+                     on_change=_toggle, args=(ws, ids, widget))
+        with more.popover("Where", icon=":material/visibility:", width="stretch"):
+            for example in group.examples:
+                st.markdown(f"> …{md_text(example)}…")
+            rows = hits_frame([h for h in hits if h.identifier == group.identifier
+                               and h.kind == group.kind])
+            st.dataframe(rows[["document", "chunk", "case", "context"]], hide_index=True)
+    return accepted
 
 
 # --- pinning a plan release ------------------------------------------------------------------------
@@ -106,17 +164,26 @@ def export_config(stage, release_id: str, plans) -> RunConfig:
                       decisions=decision_rows(decisions), **identity)
 
 
-@st.cache_resource(show_spinner="Training the attackers (once per corpus and roles)…", max_entries=4)
+_SCORERS = _Memo(4)
+
+
 def _scorers(key: str, _chunks, _pre_swap, _reading, _corpus, seed: int,
              families: tuple[str, ...] = ("word",), _x=None) -> dict:
-    """The CLI's attackers: the attacker panel (on the corpus's reading) and the in-corpus one."""
+    """The CLI's attackers: the attacker panel (on the corpus's reading) and the in-corpus one,
+    trained once per corpus and roles (process-wide), with a progress bar and the time left."""
     from neswap_core.measure.reading import reading_attacker
 
     from .pipeline import CACHE_DIR, embedder
 
-    reading = reading_attacker(_reading, _chunks, _corpus) if _reading is not None else None
-    return build_scorers(_pre_swap, reading, in_corpus=True, random_state=seed, families=families,
-                         embed=embedder().encode, vectors=_x, cache_dir=str(CACHE_DIR))
+    def train() -> dict:
+        reading = reading_attacker(_reading, _chunks, _corpus) if _reading is not None else None
+        return build_scorers(_pre_swap, reading, in_corpus=True, random_state=seed,
+                             families=families, embed=embedder().encode, vectors=_x,
+                             cache_dir=str(CACHE_DIR))
+
+    return _SCORERS.get(key, lambda: run_with_progress(
+        "Training the attackers (once per corpus and roles)", train, "attackers",
+        len(_pre_swap)))
 
 
 def scorers(stage, seed: int) -> dict:
@@ -128,6 +195,15 @@ def scorers(stage, seed: int) -> dict:
     families = tuple(stage.config.sweep.panel_families)
     key = digest([stage.roles_key, reading_key, seed, families])
     return _scorers(key, stage.chunks(), pre_swap, reading, stage.corpus(), int(seed), families, x)
+
+
+def release_figures(stage, changed: dict[int, str]) -> dict:
+    """Verdict figures of a release (``changed``: {position: released text}) by every attacker
+    the CLI trains, as key/report.html measures the written release."""
+    from . import verdict_view as vv
+
+    found = scorers(stage, int(stage.settings["seed"]))
+    return vv.figures_of_measures({name: sc.score(changed) for name, sc in found.items()})
 
 
 @dataclass
@@ -170,6 +246,19 @@ def export_for(stage, release_id: str, plans, progress=None) -> Export:
     result = finish_release(config, stage.corpus(), stage.clean().corpus, table, attackers)
     cache_key = digest([key, config.to_dict()])
     return Export(config, result, cache_key)
+
+
+def verdict_of(export: Export):
+    """The verdict of the release as written (``publish.protection.release_verdict``: the one
+    key/report.html shows), once per release and review."""
+    return _verdict(export.cache_key, export)
+
+
+@st.cache_resource(show_spinner="Measuring the release with every attacker…", max_entries=8)
+def _verdict(key: str, _export: Export):
+    from neswap_core.publish.protection import release_verdict
+
+    return release_verdict(_export.result)
 
 
 def release_bundle_of(export: Export) -> Bundle:

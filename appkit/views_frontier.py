@@ -121,12 +121,37 @@ def risk_axes(table: pd.DataFrame) -> list[str]:
     return [k for k in RISK_AXES if k in table and table[k].notna().any()]
 
 
-_HOVER = (
-    "<b>%{customdata[0]}</b><br>%{customdata[1]} swaps, r = %{customdata[2]:.1f}% of chunks<br>"
-    "DU %{x:.5f} ± %{customdata[3]:.5f}<br>DR %{customdata[6]:.4f} ± %{customdata[4]:.4f}<br>"
-    "p̂ = %{customdata[5]}<extra></extra>"
-)
-_HOVER_MEASURED = _HOVER.replace("<extra>", "<br>%{customdata[7]}: %{y:.3f}<extra>")
+def spread_digits(values, extra: int = 2, low: int = 3, high: int = 9) -> int:
+    """Decimals that tell neighbouring releases apart: two past the first decimal the values'
+    spread reaches (DR of real releases spans [0.997, 1.000], releases differ by ~10⁻⁵)."""
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    span = float(np.ptp(values)) if values.size > 1 else 0.0
+    if span <= 0:
+        return low
+    return int(min(max(np.ceil(-np.log10(span) - 1e-9) + extra, low), high))
+
+
+def hover_template(table: pd.DataFrame, risk: str = "dr") -> str:
+    """The points' hover: release, swaps, share changed, DU and DR (± s.d.) with the digits that
+    tell releases apart (``spread_digits``), p̂, and the measured risk when it is the axis."""
+    du, dr = spread_digits(table["du"]), spread_digits(table["dr"])
+    text = ("<b>%{customdata[0]}</b><br>%{customdata[1]} swaps, r = %{customdata[2]:.1f}% of "
+            f"chunks<br>DU %{{x:.{du}f}} ± %{{customdata[3]:.{du}f}}<br>"
+            f"DR %{{customdata[6]:.{dr}f}} ± %{{customdata[4]:.{dr}f}}<br>"
+            "p̂ = %{customdata[5]}")
+    if risk != "dr":
+        text += "<br>%{customdata[7]}: %{y:.1%}"
+    return text + "<extra></extra>"
+
+
+def default_risk_axis(axes: Sequence[str]) -> str:
+    """The chart's risk axis until the analyst picks one: what an attacker measurably gets right
+    (documents first: the unit an LLM reads), DR only when nothing is measured (issue 20)."""
+    for axis in ("document_accuracy", "chunk_accuracy"):
+        if axis in axes:
+            return axis
+    return axes[0]
 
 
 def _custom(t: pd.DataFrame, risk: str = "dr") -> np.ndarray:
@@ -139,8 +164,8 @@ def _custom(t: pd.DataFrame, risk: str = "dr") -> np.ndarray:
 def _ranges(table: pd.DataFrame, a: float, c: float, risk: str = "dr") -> tuple[list[float], list[float], str]:
     """Axis ranges around the releases, stretched to show the line when it is near; else a note."""
     du, dr = table["du"].to_numpy(float), table[risk].to_numpy(float)
-    if risk != "dr":  # the trade-off line is drawn in DR units only
-        span_x, span_y = max(du.max() - du.min(), 1e-4), max(dr.max() - dr.min(), 1e-3)
+    if risk != "dr":  # the trade-off line is drawn in DR units only; shares read in %
+        span_x, span_y = max(du.max() - du.min(), 1e-4), max(dr.max() - dr.min(), 0.05)
         return ([du.min() - 0.08 * span_x, du.max() + 0.08 * span_x],
                 [dr.min() - 0.08 * span_y, dr.max() + 0.08 * span_y], "")
     span_x, span_y = max(du.max() - du.min(), 1e-4), max(dr.max() - dr.min(), 1e-3)
@@ -175,7 +200,7 @@ def frontier_figure(table: pd.DataFrame, chosen_id: str | None, a: float, c: flo
     ``risk`` is a column of ``RISK_AXES``; the trade-off line (in DR units) is drawn with DR only.
     """
     fig = go.Figure()
-    hover = _HOVER if risk == "dr" else _HOVER_MEASURED
+    hover = hover_template(table, risk)
     xr, yr, note = _ranges(table, a, c, risk)
     if risk == "dr":
         xs = np.linspace(xr[0], xr[1], 80)
@@ -222,7 +247,7 @@ def frontier_figure(table: pd.DataFrame, chosen_id: str | None, a: float, c: flo
         xaxis={"title": "utility DU  (1 = cluster structure kept; higher is better →)",
                "range": xr, "tickformat": _tick_format(xr)},
         yaxis={"title": RISK_AXES.get(risk, (risk, risk))[0], "range": yr,
-               "tickformat": _tick_format(yr)},
+               "tickformat": _tick_format(yr) if risk == "dr" else ".0%"},
     )
     return fig
 
@@ -232,14 +257,44 @@ def choice_sentence(table: pd.DataFrame, release_id: str | None) -> str:
     return "" if release_id is None or release_id not in table.index else describe_release(table.loc[release_id])
 
 
-def slider_bounds(table: pd.DataFrame, a: float) -> tuple[float, float, float]:
-    """(low, high, pivot DU) of the offset c: the line's height at the pivot covers the DR range."""
+def offset_step(table: pd.DataFrame) -> float:
+    """The offset slider's step: a power of ten giving ~100 or more positions over the releases'
+    DR spread (0.001 could not tell apart releases that differ by 10⁻⁵)."""
+    dr = table["dr"].to_numpy(float)
+    span = float(np.ptp(dr)) if len(dr) > 1 else 0.0
+    return float(10.0 ** np.floor(np.log10(span / 100) + 1e-9)) if span > 0 else 0.001
+
+
+def slope_range(table: pd.DataFrame) -> tuple[float, float]:
+    """(largest useful slope, step) of the line: a few times the releases' DR spread over their DU
+    spread (a slope that turns the line across every release), in ~100 steps."""
     du, dr = table["du"].to_numpy(float), table["dr"].to_numpy(float)
+    span_du = float(np.ptp(du)) if len(du) > 1 else 0.0
+    span_dr = float(np.ptp(dr)) if len(dr) > 1 else 0.0
+    if span_du <= 0 or span_dr <= 0:
+        return 10.0, 0.5
+    top = 4 * span_dr / span_du
+    step = float(10.0 ** np.floor(np.log10(top / 100) + 1e-9))
+    return float(np.ceil(top / step) * step), step
+
+
+def slider_bounds(table: pd.DataFrame, a: float) -> tuple[float, float, float]:
+    """(low, high, pivot DU) of the offset c: the line's height at the pivot covers the DR range
+    with a quarter of it to spare, on the ``offset_step`` grid; DR never exceeds 1, so neither
+    does the line's height at the pivot."""
+    du, dr = table["du"].to_numpy(float), table["dr"].to_numpy(float)
+    step = offset_step(table)
     pivot = float((du.min() + du.max()) / 2)
-    pad = max(0.25 * (dr.max() - dr.min()), 0.01)
-    low = np.floor((dr.min() - pad - a * pivot) * 1000) / 1000
-    high = np.ceil((min(dr.max() + pad, 1.0 + pad) - a * pivot) * 1000) / 1000
-    return float(low), float(high), pivot
+    pad = max(0.25 * (dr.max() - dr.min()), 10 * step)
+    low = np.floor((dr.min() - pad - a * pivot) / step) * step
+    high = np.ceil((min(dr.max() + pad, 1.0) - a * pivot) / step) * step
+    digits = step_digits(step)
+    return round(float(low), digits), round(float(high), digits), pivot
+
+
+def step_digits(step: float) -> int:
+    """Decimals of a slider on a grid of ``step`` (at least 3)."""
+    return max(3, int(np.ceil(-np.log10(step)))) if step > 0 else 3
 
 
 # --- the hyperparameter grid ----------------------------------------------------------------------

@@ -20,7 +20,7 @@ from neswap_core.config import MASK_PLACEHOLDER
 from neswap_core.generate.plan_engine import PlanResult, PlanStage
 from neswap_core.generate.plans import Change
 
-from .widgets import highlight
+from .widgets import delta, highlight
 
 KIND_LABELS = {"swap": "swapped entities", "term": "swapped distinctive terms",
                "one-vs-many": "leftover moved (one-vs-many)", "redact": "redacted word"}  # fmt: skip
@@ -156,10 +156,10 @@ def _metrics(review: ReviewedPlan) -> None:
                    help="Rejected changes are left out; the plan is replayed without them.")
     cols[1].metric("Words unchanged as generated", f"{100 * row['words_unchanged']:.1f} %")
     cols[2].metric("Words unchanged after your review", f"{100 * after['words_unchanged']:.1f} %",
-                   delta=f"{100 * (after['words_unchanged'] - row['words_unchanged']):+.1f} pts")
+                   delta=delta(after['words_unchanged'] - row['words_unchanged'], 1, " points", 100))
     cols[3].metric("DR after your review", f"{after['dr']:.4f}",
-                   delta=f"{after['dr'] - row['dr']:+.4f}", delta_color="inverse")
-    cols[4].metric("DU after your review", f"{after['du']:.5f}", delta=f"{after['du'] - row['du']:+.5f}")
+                   delta=delta(after['dr'] - row['dr'], 4), delta_color="inverse")
+    cols[4].metric("DU after your review", f"{after['du']:.5f}", delta=delta(after['du'] - row['du'], 5))
     st.caption(f"{row['description']} · chunks changed after review: "
                f"{100 * after['chunks_changed']:.0f} % · mean cosine before/after "
                f"{after['mean_cosine']:.3f} · clusters kept {100 * after['clusters_unchanged']:.0f} %")

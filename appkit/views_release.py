@@ -21,6 +21,7 @@ from neswap_core.choose.sources import PaperRound
 from neswap_core.generate.releases import DrawResult, Sweep, evaluate_records
 from neswap_core.generate.swapping import SwapRecord
 
+from .state import plain_message
 from .widgets import highlight
 
 
@@ -245,7 +246,7 @@ def sweep_table_or_stop(stage, population: float, what: str, advice: str = "") -
         table = stage.table(population)
     if len(table) == 0:
         st.warning(f"There is no release to {what}: no combination had a valid pair to swap. "
-                   + " ".join(sweep.messages()) + " Go back to **2 · Entities & roles** or "
+                   + plain_message(" ".join(sweep.messages())) + " Go back to **2 · Entities & roles** or "
                    "**3 · Clusters**" + (f" {advice}" if advice else "") + ".")
         st.stop()
     return sweep, table

@@ -82,6 +82,19 @@ def fmt_number(value: float | int | None, digits: int = 3) -> str:
     return f"{x:,.{decimals}f}"
 
 
+def delta(change: float | int | None, digits: int = 4, unit: str = "", scale: float = 1.0
+          ) -> str | None:
+    """A metric's delta as shown ("+0.0123", "+2.5 points"), or None — no arrow — when the change
+    is not a number or rounds to zero at the digits shown (a "no change" is never drawn as a
+    red ↑ nor written as ``8.01 × 10⁻¹²``)."""
+    if change is None:
+        return None
+    x = float(change) * scale
+    if x != x or round(x, digits) == 0:
+        return None
+    return f"{x:+,.{digits}f}{unit}"
+
+
 def fmt_share(value: float, digits: int = 1) -> str:
     """A proportion in [0, 1] as a percentage (``0.237`` → ``23.7 %``)."""
     return f"{100 * float(value):.{digits}f} %"
@@ -177,6 +190,52 @@ def progress_display(label: str, quiet_for: float = 0.0):
         context.run(draw, fraction, message)
 
     return progress
+
+
+#: Seconds per unit (e.g. per passage) of the last run of each long step in this process: the
+#: next run's "time left" (a first run shows the time so far).
+_RATES: dict[str, float] = {}
+
+
+def run_with_progress(label: str, work, step: str, units: int):
+    """``work()`` in a worker thread while the page shows a bar with the time left (issue 20: a
+    bare spinner for a minute while the attacker trains). The estimate is the last run's seconds
+    per unit of ``step`` (``_RATES``) times ``units``; ``work`` must not draw anything."""
+    import threading
+    import time
+
+    expected = _RATES[step] * units if step in _RATES else None
+    result: dict = {}
+
+    def target() -> None:
+        try:
+            result["value"] = work()
+        except BaseException as exc:  # noqa: BLE001 - raised again on the script thread
+            result["error"] = exc
+
+    start = time.perf_counter()
+    thread = threading.Thread(target=target, name=f"neswap-{step}", daemon=True)
+    thread.start()
+    slot = st.empty()
+    while thread.is_alive():
+        thread.join(0.25)
+        elapsed = time.perf_counter() - start
+        if not thread.is_alive() or elapsed < 1.0:
+            continue
+        if expected is None:
+            slot.progress(0.0, text=f"{label} — {elapsed:.0f} s so far (the first time on this "
+                          "server: no estimate yet)")
+        elif elapsed < expected:
+            slot.progress(min(elapsed / expected, 0.95),
+                          text=f"{label} — about {max(expected - elapsed, 1):.0f} s left")
+        else:
+            slot.progress(0.95, text=f"{label} — {elapsed:.0f} s, longer than the "
+                          f"{expected:.0f} s expected")
+    slot.empty()
+    if "error" in result:
+        raise result["error"]
+    _RATES[step] = (time.perf_counter() - start) / max(int(units), 1)
+    return result["value"]
 
 
 def progress_text(label: str, message: str, fraction: float, elapsed: float) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 #: The bundled sample corpus, inside the package.
@@ -44,6 +45,19 @@ def user_cache_dir() -> Path:
     if sys.platform == "darwin":
         return Path.home() / "Library" / "Caches" / "neswap"
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "neswap"
+
+
+def user_data_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The per-user data folder of neswap (platformdirs conventions): ``$XDG_DATA_HOME/neswap``
+    or ``~/.local/share/neswap`` on Linux, ``~/Library/Application Support/neswap`` on macOS,
+    ``%APPDATA%\\neswap`` on Windows. The app's workspace lives there (issue 20: never in the
+    checkout or the working folder)."""
+    env = os.environ if environ is None else environ
+    if sys.platform == "win32":
+        return Path(env.get("APPDATA") or Path.home() / "AppData" / "Roaming") / "neswap"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "neswap"
+    return Path(env.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "neswap"
 
 
 def default_cache_dir() -> Path:

@@ -5,7 +5,7 @@ import streamlit as st
 
 from appkit.corpus_checks import show_corpus_problems
 from appkit.state import bind, current, save_settings
-from appkit.views_entities import correction_form, entity_review
+from appkit.views_entities import correction_form, entity_review, passage_fixer
 from appkit.views_prep import (
     ROLE_HELP,
     chunk_label,
@@ -187,6 +187,7 @@ with st.container(height=640, border=False):
             st.caption(f"**{chunk_label(ch.chunk_id, numbers)}** ({md_text(ch.doc_id)}) · "
                        f"{md_text(stage.protect)}: {md_text(ch.protected)}")
             st.markdown(highlight(ch.text, ch.entities), unsafe_allow_html=True)
+            passage_fixer(ws, ch, chunk_label(ch.chunk_id, numbers))
 
 # --- review and corrections ----------------------------------------------------------------------
 st.subheader("Review the entities")

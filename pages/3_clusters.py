@@ -83,7 +83,7 @@ with st.form("fit_form"):
         format_func=lambda v: fmt_number(v, 1),
         key="min_weight",
         help="Clusters whose share of the chunks falls below ε during fitting are dropped. The "
-        "paper uses 0.001 and 1e-10.",
+        "paper uses 10⁻³ and 10⁻¹⁰.",
     )
     c4, c5, c6 = st.columns(3)
     seed = c4.number_input(

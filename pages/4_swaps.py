@@ -6,8 +6,8 @@ from appkit import views_export as ve
 from appkit import views_plans as vp
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
-from appkit.state import current, save_decision, save_settings, undo_button
-from appkit.widgets import confirm_button, legend, md_text, user_errors
+from appkit.state import current, plain_message, save_decision, save_settings, undo_button
+from appkit.widgets import confirm_button, delta, legend, md_text, user_errors
 
 PAIRS_PER_PAGE = 10
 CLEARED = "clear all review decisions"  # the store's label of that action in the undo history
@@ -87,16 +87,16 @@ cols[0].metric("Pairs kept", f"{kept} of {len(release.records)}",
 cols[1].metric("DU as generated", f"{du0:.5f}",
                help="Utility: 1 = the cluster structure of the text is fully kept; higher is better.")
 cols[2].metric("DU after your review", f"{du1:.5f}",
-               delta=f"{du1 - du0:+.5f}" if kept < len(release.records) else None)
+               delta=delta(du1 - du0, 5) if kept < len(release.records) else None)
 cols[3].metric("DR as generated", f"{dr0:.4f}",
                help="Disclosure risk: 1 = no protection; lower is safer.")
 cols[4].metric("DR after your review", f"{dr1:.4f}",
-               delta=f"{dr1 - dr0:+.4f}" if kept < len(release.records) else None,
+               delta=delta(dr1 - dr0, 4) if kept < len(release.records) else None,
                delta_color="inverse")
 if release.sweep.n_draws > 1:
     st.caption(f"The frontier shows means over {release.sweep.n_draws} draws; the released text is "
                "draw 1, whose numbers are shown here.")
-st.caption(release.draw.run.message)
+st.caption(plain_message(release.draw.run.message))
 
 
 # --- bulk actions ----------------------------------------------------------------------------------

@@ -6,13 +6,15 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
+from appkit import verdict_view as vv
 from appkit import views_check as vc
 from appkit import views_explain as ve
+from appkit import views_export as vexp
 from appkit import views_frontier as vf
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
 from appkit.pipeline import AUTO_LINE, pitman_table, release_table
-from appkit.state import current, save_settings
+from appkit.state import corpus_fingerprint, current, plain_message, save_settings
 from appkit.widgets import fmt_number, md_text, user_errors
 from neswap_core.choose.frontier import choose_release, default_offset, frontier_mask
 from neswap_core.config import PAPER_POPULATIONS
@@ -72,11 +74,15 @@ with controls[0]:
         st.number_input("log₁₀ N (exponent, 2–100)", min_value=2.0, max_value=100.0, step=1.0,
                         key="frontier_population_exp", on_change=save_population)
 
+st.markdown("**Your goal** — the release must not let the strongest attacker name more than "
+            "this (the verdict below is green only when it is met; it is also run.toml's goal).")
+vv.goal_inputs(ws, s, save_settings)
+
 with user_errors():
     table = release_table(stage.sweep_key, population, sweep)  # the sweep in hand: no re-read
 if len(table) == 0:
     st.warning("There are no candidate releases: no combination had a valid pair to swap. "
-               + " ".join(d.run.message for d in sweep.draws if d.draw == 0)
+               + plain_message(" ".join(d.run.message for d in sweep.draws if d.draw == 0))
                + " Go back to **2 · Entities & roles** or **3 · Clusters** and give more "
                "categories the role S, or use fewer clusters.")
     st.stop()
@@ -85,11 +91,11 @@ if len(table) == 0:
 A_MAX = 100.0
 
 
-def save_slope(pivot: float) -> None:
+def save_slope(pivot: float, digits: int) -> None:
     """Rotate the line around the chart's centre: keep its height at the pivot DU."""
     a_new = float(st.session_state["frontier_a"])
     a_old, c_old = float(s["trade_off_a"]), float(s["trade_off_c"])
-    c_new = max(round(c_old + (a_old - a_new) * pivot, 4), 0.0)  # a risk bound is never < 0
+    c_new = max(round(c_old + (a_old - a_new) * pivot, digits), 0.0)  # a risk bound is never < 0
     save_settings(ws, trade_off_a=a_new, trade_off_c=c_new, **{AUTO_LINE: False})
 
 
@@ -99,24 +105,29 @@ def save_offset() -> None:
 
 a = float(s["trade_off_a"])
 c = float(s["trade_off_c"])
+step = vf.offset_step(table)  # the sliders follow the releases' spread (issue 20)
+digits = vf.step_digits(step)
 low, high, pivot = vf.slider_bounds(table, a)
-low = max(low, float(np.ceil(-a * pivot * 1000) / 1000))  # the line's height at the pivot ≥ 0
+low = max(low, round(float(np.ceil(-a * pivot / step) * step), digits))  # height at pivot ≥ 0
 low, high = min(low, c), max(high, c)
 # Steeper than the line's height at the pivot over the pivot would send c below 0.
-a_max = max(a, min(A_MAX, int(2 * (c + a * pivot) / max(pivot, 1e-9)) / 2), 0.5)
+a_top, a_step = vf.slope_range(table)
+a_keep = float(np.floor((c + a * pivot) / max(pivot, 1e-9) / a_step) * a_step)
+a_max = max(a, min(A_MAX, a_top, a_keep), a_step)
 with controls[1]:
     st.session_state["frontier_a"] = a
-    st.slider("Slope a of the line (≥ 0)", 0.0, a_max, step=0.5, key="frontier_a",
-              on_change=save_slope, args=(pivot,),
+    st.slider("Slope a of the line (≥ 0)", 0.0, a_max, step=a_step, key="frontier_a",
+              format=f"%.{vf.step_digits(a_step) if a_step < 1 else 1}f",
+              on_change=save_slope, args=(pivot, digits + 2),
               help="a = 0: accept any release whose risk DR is at most c (the paper's choice). "
               "a > 0: accept more risk for more utility. Changing a turns the line around the "
-              "centre of the chart.")
+              "centre of the chart. The range follows the releases' spread of DR over DU.")
 with controls[2]:
     st.session_state["frontier_c"] = c
-    st.slider("Offset c of the line", low, high, step=0.001, format="%.3f",
+    st.slider("Offset c of the line", low, high, step=step, format=f"%.{digits}f",
               key="frontier_c", on_change=save_offset,
               help="With a = 0, c is the highest risk DR you accept. Lower c → a safer release "
-              "with more swaps (and less utility).")
+              "with more swaps (and less utility). The step follows the releases' spread of DR.")
 
 st.caption("Trade-off line **DR = c + a·DU**: releases on or below it are acceptable. With a = 0 "
            "(the paper's choice), c is simply the highest risk DR you accept.")
@@ -130,6 +141,8 @@ with user_errors(stop=False):
     attack = vc.attack(stage)
     table = vc.measured_table(stage, attack, table)
 axes = vf.risk_axes(table)
+if st.session_state.get("frontier_risk") not in axes:  # measured risk first when there is one
+    st.session_state["frontier_risk"] = vf.default_risk_axis(axes)
 risk = st.radio("Risk shown on the chart", axes, key="frontier_risk", horizontal=True,
                 format_func=lambda k: vf.RISK_AXES[k][1],
                 help="DR is the paper's model-based risk; the measured accuracies are what an "
@@ -149,10 +162,15 @@ st.plotly_chart(vf.frontier_figure(table, chosen_id, a, c, line_pick=line_pick.i
                 width="stretch", config={"displaylogo": False}, key="frontier_chart",
                 on_select=partial(use_clicked, table), selection_mode="points")
 st.caption("**Click a point** to use that release on the Swaps, Export and Check pages.")
-if attack is not None and chosen_id is not None:
+if chosen_id is not None:  # the verdict of the release in use: every attacker of the CLI
     with user_errors(stop=False):
         chosen_release = vr.reviewed_release(sweep, stage.sweep_key, table, chosen_id, ws.decisions,
                                              population)
+        verdict = vv.verdict_of(vexp.release_figures(stage, vc.changed_chunks(chosen_release)), s)
+        vv.show(verdict, key="frontier_verdict")
+        vv.remember(ws, corpus_fingerprint(s), chosen_id, verdict, "5 · Frontier, after your review")
+if attack is not None and chosen_id is not None:
+    with user_errors(stop=False):
         before, after = vc.measures(attack, vc.changed_chunks(chosen_release))
         st.markdown(vc.accuracy_sentence(attack, before, after))
         st.caption(("Outside reader: trained on other texts of the same companies. "

@@ -4,12 +4,13 @@ import re
 
 import streamlit as st
 
+from appkit import verdict_view as vv
 from appkit import views_export as ve
 from appkit import views_frontier as vf
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
-from appkit.state import current, save_settings
-from appkit.widgets import md_text, paginate, user_errors
+from appkit.state import corpus_fingerprint, current, save_settings
+from appkit.widgets import fmt_number, md_text, paginate, user_errors
 from neswap_core import describe_candidate
 from neswap_core.publish.bundle import FOLDER_PURPOSE
 
@@ -41,9 +42,14 @@ chosen_id = plan_id or chosen_id
 with user_errors():  # the core's result for this release and its review (as the CLI's)
     export = ve.export_for(stage, chosen_id, plans, vr.progress_bar("Measuring every candidate"))
 row, after = export.result.row, export.result.release.measures
-st.success(f"**Release:** {md_text(export.release_id)} · {md_text(describe_candidate(row))}  \n"
-           "**After your review:** "
-           f"{export.review_sentence()}: DR {after['dr']:.3f}, DU {after['du']:.4f}")
+with user_errors():
+    verdict = ve.verdict_of(export)
+vv.show(verdict, key="export_verdict")
+vv.remember(ws, corpus_fingerprint(s), export.release_id, verdict, "6 · Export, as written")
+st.info(f"**Release:** {md_text(export.release_id)} · {md_text(describe_candidate(row))}  \n"
+        "**After your review:** "
+        f"{export.review_sentence()}: model risk DR {fmt_number(after['dr'], 4)}, utility DU "
+        f"{fmt_number(after['du'], 4)}", icon=":material/description:")
 st.caption("Change the release on **5 · Risk–utility frontier** or **4 · Swaps** (plans too) and "
            "review its changes on **4 · Swaps**.")
 
@@ -74,21 +80,10 @@ with user_errors():
 stored = list(s.get(ve.ACCEPTED_SETTING, []))
 accepted = ve.accepted_keys(stored)
 if bundle.hits:
-    st.warning(f"The leak scan found {len(bundle.hits)} company identifier(s) in the released "
-               "text. `released/` can be downloaded only after you accept each one (or fix the "
-               "text with entity corrections on **2 · Entities & roles**).")
-    st.dataframe(ve.hits_frame(bundle.hits), hide_index=True, width="stretch")
-    chosen = []
-    for k, hit in enumerate(bundle.hits):
-        if st.checkbox(f"Accept: {hit.sentence()}", key=f"leak_{k}", value=hit.key in accepted):
-            chosen.append(ve.hit_id(hit))
-    keep = [x for x in stored if x not in {ve.hit_id(h) for h in bundle.hits}] + chosen
-    if sorted(keep) != sorted(stored):
-        save_settings(ws, **{ve.ACCEPTED_SETTING: keep})
-    accepted = ve.accepted_keys(keep)
+    accepted = ve.leak_gate(ws, stored, bundle.hits)
 else:
     st.success("Leak scan: no company name, alias, ticker, web domain or executive name was "
-               "found in the released text.")
+               "found in the released text.", icon=":material/policy:")
 blocking = bundle.blocking(accepted)
 
 base = "neswap-" + re.sub(r"[^A-Za-z0-9]+", "-", chosen_id.replace(" @ ", " t")).strip("-")

@@ -12,7 +12,7 @@ from appkit import views_panel as vp
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
 from appkit.state import current
-from appkit.widgets import fmt_number, user_errors
+from appkit.widgets import delta, fmt_number, user_errors
 from neswap_core.measure.llm import ENV_KEY, ENV_MODEL, ENV_URL
 
 st.title("7 · Check")
@@ -65,16 +65,16 @@ with user_errors(stop=False):
     st.info(vc.accuracy_sentence(att, before, after))
     cols = st.columns(4)
     cols[0].metric("Passages named", vc.pct(after.chunk_top1),
-                   delta=f"{100 * (after.chunk_top1 - before.chunk_top1):+.1f} points", delta_color="inverse",
+                   delta=delta(after.chunk_top1 - before.chunk_top1, 1, " points", 100), delta_color="inverse",
                    help="Share of all released passages whose company the attacker names first; "
                    "the change is against the same attacker on the original text.")
     cols[1].metric("Changed passages named", vc.pct(after.changed_post_top1),
-                   delta=(f"{100 * (after.changed_post_top1 - after.changed_pre_top1):+.1f} points"
+                   delta=(delta(after.changed_post_top1 - after.changed_pre_top1, 1, " points", 100)
                           if after.n_changed else None), delta_color="inverse",
                    help="The same, only over the passages this release changed (the paper's "
                    "Table 2): before → after the swaps.")
     cols[2].metric("Documents named", f"{after.documents_named} of {after.n_documents}",
-                   delta=f"{after.documents_named - before.documents_named:+d}", delta_color="inverse",
+                   delta=delta(after.documents_named - before.documents_named, 0), delta_color="inverse",
                    help="Documents whose company the attacker names when it reads all their "
                    "released passages together, as an LLM reading a whole transcript would.")
     cols[3].metric("McNemar p", fmt_number(after.mcnemar_p),
@@ -210,7 +210,7 @@ cols = st.columns(3)
 cols[0].metric("Corpus ε before", fmt_number(pair.before.epsilon_, 5),
                help="ε of the most distinguishable document before the release (lower is better).")
 cols[1].metric("Corpus ε after", fmt_number(pair.after.epsilon_, 5),
-               delta=fmt_number(pair.after.epsilon_ - pair.before.epsilon_), delta_color="inverse",
+               delta=delta(pair.after.epsilon_ - pair.before.epsilon_, 2), delta_color="inverse",
                help="The same after the release: a fall means documents blend in better.")
 cols[2].metric("Permutation floor (largest)",
                fmt_number(pair.before.documents_["epsilon_floor"].max(), 5),

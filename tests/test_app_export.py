@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -19,35 +20,64 @@ def workspace(tmp_path, monkeypatch):
     return small_workspace(tmp_path, monkeypatch, bundle_seed=7)
 
 
-def test_each_hit_must_be_accepted_before_released_can_be_downloaded(workspace, monkeypatch):
+def test_leak_gate_groups_hits_by_identifier_with_bulk_accept(workspace, monkeypatch):
+    """Hits are grouped by identifier (one checkbox accepts all its hits), with counts, contexts
+    on demand, and *accept every identifier* / *accept none* (issue 20: 83 separate checkboxes
+    were not a gate an analyst finishes)."""
     from neswap_core.publish import bundle as bundle_mod
     from neswap_core.publish.leaks import LeakTerm, leak_terms
 
     def with_extra(corpus, people=None):  # "sequentially" stands in for a surviving identifier
         # (not a common word by wordfreq, so it is searched in any case: issue 23 item 3)
-        return [*leak_terms(corpus, people), LeakTerm("sequentially", "alias", frozenset({"x"}))]
+        return [*leak_terms(corpus, people), LeakTerm("sequentially", "alias", frozenset({"x"})),
+                LeakTerm("headwinds", "alias", frozenset({"y"})),
+                LeakTerm("tailwinds", "alias", frozenset({"y"}))]
 
     monkeypatch.setattr(bundle_mod, "leak_terms", with_extra)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=900)
     at.switch_page("pages/6_export.py")
     at.run()
-    assert not at.exception and not at.error
+    assert not at.exception
+
+    def released_disabled() -> bool:
+        return next(b for b in at.get("download_button") if b.key == "dl_released").proto.disabled
+
     boxes = [b for b in at.checkbox if b.key and b.key.startswith("leak_")]
-    assert boxes and any("leak scan found" in w.value for w in at.warning)
-    released = next(b for b in at.get("download_button") if b.key == "dl_released")
-    assert released.proto.disabled
+    labels = [b.label for b in boxes]
+    assert any("sequentially" in label for label in labels)
+    assert len(labels) == len(set(labels))  # one checkbox per identifier, not per hit
+    counts = [int(re.search(r": (\d+) hit\(s\) in (\d+) document", label)[1]) for label in labels]
+    assert counts == sorted(counts, reverse=True) and sum(counts) > len(boxes)  # grouped
+    assert len(boxes) >= 2
+    gate = next(w.value for w in at.warning if "leak scan found" in w.value)
+    assert f"{sum(counts)} hit(s) of {len(boxes)} identifier(s)" in gate
+    assert released_disabled()
+    assert any("sequentially" in m.value for m in at.markdown if m.value.startswith("> …"))
 
-    def hit_key(box) -> tuple[str, str]:  # "Accept: doc_x, chunk 3: alias 'x' (…, any case) in …"
-        return box.label.split(": ")[1], "exact" if ", exact case)" in box.label else "any"
+    biggest = boxes[0]  # one tick accepts every hit of the identifier
+    biggest.check().run()
+    stored = set(workspace.get_setting("accepted_leaks"))
+    name = re.search(r"\*\*(.+?)\*\*", biggest.label)[1].replace("\\", "")
+    assert len(stored) > 1 and {x.split("|")[2] for x in stored} == {name}
+    assert released_disabled()
+    assert "Accepted so far: 1 of" in next(w.value for w in at.warning if "leak scan" in w.value)
 
-    for box in boxes:  # every hit but the last (hits of one word, chunk and case share a key)
-        if hit_key(box) != hit_key(boxes[-1]):
-            box.check()
+    at.button(key="leak_accept_all").click().run()
+    assert not released_disabled()
+    everything = set(workspace.get_setting("accepted_leaks"))
+    assert stored < everything and len({x.split("|")[2] for x in everything}) >= len(boxes) - 1
+    assert all(b.value for b in at.checkbox if b.key and b.key.startswith("leak_"))
+
+    at.button(key="leak_accept_none").click().run()
+    assert released_disabled() and workspace.get_setting("accepted_leaks") == []
+    for box in [b for b in at.checkbox if b.key and b.key.startswith("leak_")]:
+        box.check()  # several ticks before one rerun: each adds its identifier's hits
     at.run()
-    assert next(b for b in at.get("download_button") if b.key == "dl_released").proto.disabled
-    next(b for b in at.checkbox if b.key == boxes[-1].key).check()
-    at.run()
-    assert not next(b for b in at.get("download_button") if b.key == "dl_released").proto.disabled
-    assert len(set(workspace.get_setting("accepted_leaks"))) == len({hit_key(b) for b in boxes})
+    assert not released_disabled()
+    assert set(workspace.get_setting("accepted_leaks")) == everything
+    at.button(key="leak_accept_none").click().run()
+    assert released_disabled() and workspace.get_setting("accepted_leaks") == []
+    undo_labels = [h["label"] for h in workspace.history()]
+    assert undo_labels[0] == "change accepted leak-scan hits"
     page = " ".join(m.value for m in at.markdown)
     assert "Only `released/` may go to an LLM" in page

@@ -203,7 +203,8 @@ def test_default_line_is_reached_and_the_sidebar_shows_the_release(workspace):
     assert not any("Line not reached" in w.value for w in at.warning)
     home = app()  # the sidebar (app.py) on the first page; the releases are built now
     summary = "\n".join(m.value for m in home.sidebar.markdown)
-    assert "Release: **" in summary and "Risk DR" in summary
+    assert "Release: **" in summary and "Model risk DR" in summary and "Protection" not in summary
+    assert "No goal set" in summary  # the frontier measured the release in use: its verdict
     assert any(b.label.startswith("Next:") for b in home.sidebar.button)
 
 

@@ -135,3 +135,132 @@ def test_latin1_upload_is_detected_and_converted():
 def test_chunk_labels_never_show_internal_ids():
     assert chunk_label("APH_q3_2021#0000", {"APH_q3_2021": 3}) == "document 3, passage 1"
     assert "#" not in chunk_label("weird id")
+
+
+def test_a_change_that_rounds_to_zero_has_no_arrow_and_no_e_notation():
+    """Issue 20: "↑ 8.01 × 10⁻¹²" for an ε that did not move, red arrows for zero changes."""
+    from appkit.widgets import delta
+
+    assert delta(8.01e-12, 2) is None and delta(0.0, 4) is None and delta(float("nan")) is None
+    assert delta(-0.00004, 4) is None  # would show as "-0.0000" with a red arrow
+    assert delta(0.0123, 4) == "+0.0123"
+    assert delta(-0.05, 1, " points", 100) == "-5.0 points"
+    assert delta(-2, 0) == "-2" and delta(0, 0) is None
+
+
+def test_core_messages_and_undo_labels_name_settings_in_words():
+    from appkit.state import _action_label, plain_message
+
+    assert plain_message("Only 6 swaps for Person + Location (max_swaps = 10): no valid pair") == (
+        "Only 6 swaps for Person + Location (maximum swaps: 10): no valid pair")
+    assert _action_label({"trade_off_c": 0.9, "trade_off_c_auto": False}) == "change offset of the line"
+    assert _action_label({"publishable_columns": [], "shuffle_chunks": True}) == (
+        "change published columns, chunk order")
+    assert _action_label({"accepted_leaks": []}) == "change accepted leak-scan hits"
+    assert "_" not in _action_label({"some_new_setting": 1})
+
+
+def _releases(dr, du):
+    n = len(dr)
+    return pd.DataFrame({"dr": dr, "du": du, "release_id": [f"r{i}" for i in range(n)],
+                         "swaps": range(n), "swap_rate": [0.1] * n, "du_sd": [0.0] * n,
+                         "dr_sd": [0.0] * n, "p_hat": [1e-4] * n}).set_index("release_id",
+                                                                              drop=False)
+
+
+def test_the_line_sliders_follow_the_spread_of_real_releases():
+    """Issue 20: DR in [0.997, 1.000] with releases 10⁻⁵ apart; a 0.001 step and a two-position
+    slope slider could not choose, and the offset could exceed 1."""
+    from appkit.views_frontier import offset_step, slider_bounds, slope_range
+
+    table = _releases([0.99700, 0.99751, 0.99852, 0.99953, 1.0], [1.0, 0.998, 0.996, 0.994, 0.99])
+    step = offset_step(table)
+    assert step == pytest.approx(1e-5)  # 0.003 spread / 100 → 10⁻⁵ grid
+    low, high, pivot = slider_bounds(table, 0.0)
+    assert high <= 1.0 and low < 0.997 and (high - low) / step >= 100
+    assert pivot == pytest.approx(0.995)
+    top, a_step = slope_range(table)
+    assert top == pytest.approx(4 * 0.003 / 0.01) and top / a_step >= 100
+    flat = _releases([0.5, 0.5], [0.9, 0.9])
+    assert offset_step(flat) == 0.001 and slope_range(flat) == (10.0, 0.5)
+
+
+def test_hovers_show_the_digits_that_tell_releases_apart():
+    from appkit.views_frontier import hover_template, spread_digits
+
+    assert spread_digits([0.99700, 0.99701]) == 7  # spread 10⁻⁵: two digits past it
+    assert spread_digits([0.2, 0.8]) == 3 and spread_digits([1.0]) == 3
+    table = _releases([0.99700, 0.99701, 0.99702], [1.0, 0.9, 0.8])
+    template = hover_template(table)
+    assert "DR %{customdata[6]:.7f}" in template and "DU %{x:.3f}" in template
+
+
+def test_the_chart_shows_measured_risk_by_default():
+    from appkit.views_frontier import default_risk_axis
+
+    assert default_risk_axis(["dr", "chunk_accuracy", "document_accuracy"]) == "document_accuracy"
+    assert default_risk_axis(["dr", "chunk_accuracy"]) == "chunk_accuracy"
+    assert default_risk_axis(["dr"]) == "dr"
+
+
+def test_each_corpus_keeps_its_pinned_release_line_and_leak_decisions(tmp_path):
+    """Issue 20: going to the sample and back lost the pinned release; an upload inherited the
+    sample's line and accepted hits. Each corpus (and protected column) keeps its own."""
+    ws = Workspace.open(tmp_path / "ws")
+    save_settings(ws, chosen_release="Organization @ 3", trade_off_c=0.9871, trade_off_a=0.5,
+                  accepted_leaks=["d|1|Acme|any case"])
+    ws.add_corrections([("drop", "Person", "EDITED TRANSCRIPT", None)])
+    save_settings(ws, corpus_source="upload:abc", protect="company")
+    assert ws.corrections() == []  # the sample's corrections do not follow the upload
+    ws.add_corrections([("add", "Product", "iX", None)])
+    other = settings(ws)
+    assert other["chosen_release"] is None and other["trade_off_a"] == 0.0
+    assert not other.line_set and other.get("accepted_leaks", []) == []
+    save_settings(ws, chosen_release="Person @ 2", trade_off_c=0.5)
+    save_settings(ws, corpus_source="sample", protect="company")
+    back = settings(ws)
+    assert back["chosen_release"] == "Organization @ 3"
+    assert (back["trade_off_c"], back["trade_off_a"]) == (0.9871, 0.5)
+    assert back["accepted_leaks"] == ["d|1|Acme|any case"]
+    assert [c["text"] for c in ws.corrections()] == ["EDITED TRANSCRIPT"]
+    save_settings(ws, corpus_source="upload:abc")
+    assert settings(ws)["chosen_release"] == "Person @ 2" and settings(ws)["trade_off_c"] == 0.5
+    assert [(c["action"], c["text"]) for c in ws.corrections()] == [("add", "iX")]
+    assert ws.undo() and [c["text"] for c in ws.corrections()] == ["EDITED TRANSCRIPT"]
+    assert settings(ws)["corpus_source"] == "sample"  # undoing the switch brings all back
+
+
+def test_long_work_runs_beside_a_bar_that_learns_its_time_left(monkeypatch):
+    """Issue 20: 58 s of bare spinner while the attacker trained. ``run_with_progress`` runs
+    the work in a thread, returns its value or raises its error, and keeps seconds per unit so
+    the next run can say how long is left."""
+    import threading
+
+    from appkit import widgets
+
+    monkeypatch.setattr(widgets, "_RATES", {})
+    done = threading.Event()
+    assert widgets.run_with_progress("Training", lambda: done.set() or 42, "test-step", 10) == 42
+    assert done.is_set() and widgets._RATES["test-step"] >= 0
+    with pytest.raises(ValueError, match="bad"):
+        widgets.run_with_progress("Training", lambda: (_ for _ in ()).throw(ValueError("bad")),
+                                  "other", 1)
+    assert "other" not in widgets._RATES  # a failed run teaches nothing
+
+
+def test_another_tabs_change_makes_this_tab_stale_but_bookkeeping_does_not(tmp_path):
+    """Issue 20: a second tab left the first showing another ★ release than its sidebar; the
+    sidebar's check compares the revision it drew with the workspace's now."""
+    from appkit.sidebar import analyst_revision
+
+    ws = Workspace.open(tmp_path / "ws")
+    seen = analyst_revision(ws)
+    ws.put_artifact("verdict", "sample|company", b"{}")  # a page's verdict: not a change
+    ws.update_settings({"trade_off_c_auto": True})
+    assert analyst_revision(ws) == seen
+    other_tab = Workspace.open(tmp_path / "ws")
+    save_settings(other_tab, chosen_release="Person @ 2")
+    assert analyst_revision(ws) != seen
+    seen = analyst_revision(ws)
+    other_tab.add_corrections([("add", "Organization", "Acme", None)])
+    assert analyst_revision(ws) != seen

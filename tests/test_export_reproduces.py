@@ -134,7 +134,7 @@ def test_correction_rejection_and_pin_rerun_to_identical_files(workspace, served
     assert workspace.get_setting("chosen_release") == other
 
     export = accept_leaks(page("6_export"))
-    assert any("1 rejected" in s.value for s in export.success)
+    assert any("1 rejected" in s.value for s in export.info)
     run_toml = download(served, "run.toml")
     config = RunConfig.load(_write(tmp_path / "app.toml", run_toml))
     assert config.review.release == other and config.review.release_plan == {}
@@ -205,7 +205,7 @@ def test_plan_release_with_a_rejected_change_reruns_to_identical_files(workspace
     assert not [b for b in swaps.button if b.key == "plan_use"]  # pinned now
 
     export = accept_leaks(page("6_export"))
-    assert any("1 rejected" in s.value for s in export.success)
+    assert any("1 rejected" in s.value for s in export.info)
     run_toml = download(served, "run.toml")
     config = RunConfig.load(_write(tmp_path / "app.toml", run_toml))
     assert config.review.release == release_id and config.review.release_plan["steps"]

@@ -5,6 +5,7 @@ on, a missed goal is never called the goal, and the closest candidate is written
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -21,7 +22,7 @@ from neswap_core.choose.goals import (
     meets,
     search_for_goal,
 )
-from neswap_core.cli import EXIT_GOAL_MISSED, main
+from neswap_core.cli import EXIT_GOAL_MISSED, EXIT_LEAKS, main
 from neswap_core.config import RunConfig
 from neswap_core.errors import ConfigError
 
@@ -78,6 +79,16 @@ def test_an_unreachable_goal_writes_the_closest_release_flagged_and_exits_5(tmp_
     cfg.save(tmp_path / "run.toml")
     out = tmp_path / "out"
     code = main(["release", "--config", str(tmp_path / "run.toml"), "--out", str(out)])
+    report = json.loads((out / "key" / "report.json").read_text())
+    verdict = report["verdict"]  # the worst attacker on the written text: red, never green
+    assert verdict["colour"] == "red" and verdict["sentence"].startswith("Goal missed:")
+    assert "of passages" in verdict["sentence"] and " documents (" in verdict["sentence"]
+    assert "verdict-red" in (out / "key" / "report.html").read_text()
+    if code == EXIT_LEAKS:  # the scan flags the sample's handles: accept them, as an analyst would
+        shutil.copy(out / "key" / "leaks.csv", tmp_path / "leaks.csv")
+        shutil.rmtree(out)
+        code = main(["release", "--config", str(tmp_path / "run.toml"), "--out", str(out),
+                     "--accept-leaks", str(tmp_path / "leaks.csv")])
     captured = capsys.readouterr()
     assert code == EXIT_GOAL_MISSED
     report = json.loads((out / "key" / "report.json").read_text())

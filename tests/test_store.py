@@ -63,8 +63,13 @@ def test_folder_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_default_folder_comes_from_the_environment() -> None:
     assert default_workspace_folder({WORKSPACE_ENV: "/data/ws"}) == Path("/data/ws")
-    assert default_workspace_folder({}) == Path("workspace")
-    assert default_workspace_folder({WORKSPACE_ENV: ""}) == Path("workspace")
+    data = {"XDG_DATA_HOME": "/home/u/.data"}
+    if sys.platform.startswith("linux"):  # the per-user data folder, never the working folder
+        assert default_workspace_folder(data) == Path("/home/u/.data/neswap/workspace")
+        assert default_workspace_folder({**data, WORKSPACE_ENV: ""}) == Path(
+            "/home/u/.data/neswap/workspace")
+    assert default_workspace_folder({}).is_absolute()
+    assert Path.cwd() not in default_workspace_folder({}).parents
 
 
 # --- round trips -------------------------------------------------------------------------------
@@ -492,3 +497,16 @@ def test_repeated_resets_keep_every_old_file(tmp_path: Path) -> None:
             assert raw.execute("SELECT value FROM settings").fetchone() == (generation,)
         raw.close()
     assert second.settings() == {}
+
+
+def test_replace_corrections_swaps_them_in_one_step_without_an_undo_of_its_own(tmp_path: Path):
+    ws = Workspace.open(tmp_path / "ws")
+    ws.add_corrections([("drop", "Person", "EDITED TRANSCRIPT", None)])
+    steps = len(ws.history())
+    ws.replace_corrections([("add", "Product", "iX", "d#0001")])
+    assert [(c["action"], c["text"], c["chunk_id"]) for c in ws.corrections()] == [
+        ("add", "iX", "d#0001")]
+    assert len(ws.history()) == steps
+    with pytest.raises(WorkspaceError):
+        ws.replace_corrections([("rename", "Product", "iX", None)])
+    assert [c["text"] for c in ws.corrections()] == ["iX"]  # a bad record changes nothing

@@ -150,6 +150,11 @@ REPORT_CSS = (
     ".example div{border:1px solid #dde;padding:.5em;font-size:13px;min-width:0}"
     "del{background:#fde2e1;text-decoration:line-through}ins{background:#dcf5e3;text-decoration:none}"
     ".plotly-graph-div,.js-plotly-plot{max-width:100%}"
+    ".verdict{padding:.6em .8em;border-left:6px solid;border-radius:3px}"
+    ".verdict-green{background:#e3f4e8;border-color:#1e7d3a}"
+    ".verdict-orange{background:#fff1dc;border-color:#b25e00}"
+    ".verdict-red{background:#fde4e2;border-color:#b3261e}"
+    ".verdict-grey{background:#eef0f3;border-color:#6b7280}"
 )
 
 
@@ -199,6 +204,7 @@ def html_report(
     corrections: Sequence[Mapping[str, Any]] = (),
     decisions: pd.DataFrame | None = None,
     examples: Sequence[Mapping[str, str]] = (),
+    verdict=None,
 ) -> str:
     """A self-contained HTML report (no external resources) that fits the page width.
 
@@ -206,7 +212,8 @@ def html_report(
     ``settings``: the run configuration (``RunConfig.to_dict``), shown with plain labels;
     the analyst's entity ``corrections`` and review ``decisions``; ``examples`` of passages
     before and after (``before_after_examples``); ``tables`` shown with plain column labels
-    (labels.py). Every string from the corpus is escaped.
+    (labels.py); ``verdict`` (``choose.verdict.Verdict``) in its colour under the title. Every
+    string from the corpus is escaped.
     """
 
     esc = html.escape
@@ -216,6 +223,8 @@ def html_report(
         f"<title>{esc(title)}</title><style>{REPORT_CSS}</style></head><body>",
         f"<h1>{esc(title)}</h1>",
         f"<p><b>Chosen release:</b> {esc(chosen)}</p>",
+        *([f"<p class='verdict verdict-{esc(verdict.colour)}'><b>{esc(verdict.headline)}.</b> "
+           f"{esc(verdict.sentence)}</p>"] if verdict is not None else []),
         "<h2>The release</h2>",
         pd.DataFrame([(str(k), readable_value(str(k), v)) for k, v in facts.items()],
                      columns=["about the release", "value"]).to_html(index=False, escape=True),

@@ -13,7 +13,9 @@ Both are computed once per result (kept on it).
 
 from __future__ import annotations
 
+from ..choose.goals import Goal
 from ..choose.result import ReleaseResult
+from ..choose.verdict import Verdict, figures_of_attack, protection_verdict
 from ..measure.audit import (
     RenyiAudit,
     audit_comparison,
@@ -37,6 +39,14 @@ def release_attack(result: ReleaseResult) -> tuple[dict, object]:
         summary["release_id"] = result.choice.release_id
         result.attack = (summary, table)
     return result.attack
+
+
+def release_verdict(result: ReleaseResult) -> Verdict:
+    """The verdict of the written release (``choose.verdict``): every attacker of the run on the
+    text as written (after the review), against the run's goal. The app's Export page and the
+    report both show this one."""
+    summary, _ = release_attack(result)
+    return protection_verdict(figures_of_attack(summary), Goal.from_config(result.config))
 
 
 def audit_summary(before: RenyiAudit, after: RenyiAudit) -> dict:

@@ -15,7 +15,7 @@ import pandas as pd
 from ..choose.candidates import describe_candidate
 from ..choose.result import ReleaseResult
 from .export import before_after_examples, html_report, package_versions
-from .protection import release_attack, release_audit
+from .protection import release_attack, release_audit, release_verdict
 from .report_parts import (
     attack_table,
     audit_table,
@@ -76,8 +76,10 @@ def review_summary(result: ReleaseResult) -> dict | str:
             "released": len(release.changes)}  # fmt: skip
 
 
-def report_json(result: ReleaseResult) -> dict:
-    """key/report.json's contents."""
+def report_json(result: ReleaseResult, verdict: bool = False) -> dict:
+    """key/report.json's contents; with ``verdict``, the written release's protection verdict
+    (``release_verdict``, which measures the release: the writer asks for it after audit.json,
+    so adding it changed no other key/ byte)."""
     ctx, sweep, table, line = result.context, result.sweep, result.candidates.table, result.choice.line
     mix = ctx.mixture
     return {
@@ -100,7 +102,18 @@ def report_json(result: ReleaseResult) -> dict:
         "notes": result.notes,
         "no_release_reason": result.no_release_reason(),
         "review": review_summary(result),
+        **({"verdict": _verdict_json(result)} if verdict else {}),
     }
+
+
+def _verdict_json(result: ReleaseResult) -> dict | None:
+    if result.release is None:
+        return None
+    verdict = release_verdict(result)
+    return {"colour": verdict.colour, "headline": verdict.headline, "sentence": verdict.sentence,
+            "met": verdict.met,
+            "worst": {level: {"accuracy": w.value, "attacker": w.attacker}
+                      for level, w in verdict.worst.items()}}
 
 
 def _facts(result: ReleaseResult) -> dict[str, str]:
@@ -155,4 +168,5 @@ def report_html(result: ReleaseResult, figures_html: Sequence[str] = ()) -> str:
     chosen = f"{facts['release']}; {facts['your review']}"
     return html_report("neswap release report", chosen, facts, tables, list(figures_html),
                        settings=result.config.settings(), corrections=result.config.review.corrections,
-                       decisions=decided, examples=before_after_examples(base, release.chunks))
+                       decisions=decided, examples=before_after_examples(base, release.chunks),
+                       verdict=release_verdict(result))

@@ -66,6 +66,7 @@ def key_files(result: ReleaseResult, figures_html: Sequence[str] = ()) -> dict[s
         return {name: KEY_FILES[name](result) for name in NO_RELEASE_KEY_FILES}
     files = {result.release.log_name: _csv(result.release.log)}
     files.update({name: make(result) for name, make in KEY_FILES.items()})
+    files["report.json"] = _json(report_json(result, verdict=True))  # after the measures
     files["report.html"] = report_html(result, figures_html).encode("utf-8")
     return files
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..config import CATEGORIES
 from ..errors import WorkspaceError
+from ..paths import user_data_dir
 from . import history
 from .decisions import DECISIONS, DECISIONS_SCHEMA, ReviewDecisions, snapshot_rows
 
@@ -32,7 +33,7 @@ SCHEMA_VERSION = 1
 WORKSPACE_FILE = "workspace.sqlite"
 #: Environment variable the app and CLI read for the workspace folder.
 WORKSPACE_ENV = "NESWAP_WORKSPACE"
-DEFAULT_WORKSPACE_FOLDER = "workspace"
+DEFAULT_WORKSPACE_FOLDER = "workspace"  # inside the per-user data folder (paths.user_data_dir)
 #: Seconds a connection waits for another writer before giving up (SQLite busy timeout).
 DEFAULT_BUSY_TIMEOUT_S = 10.0
 
@@ -56,9 +57,12 @@ _TABLES = frozenset({"meta", "settings", "corrections", "decisions", "artifacts"
 
 
 def default_workspace_folder(environ: Mapping[str, str] | None = None) -> Path:
-    """Folder the app uses: ``$NESWAP_WORKSPACE`` if set, else ``./workspace``."""
+    """Folder the app uses: ``$NESWAP_WORKSPACE`` if set, else ``workspace`` in the per-user data
+    folder (``paths.user_data_dir``), never the working folder (a checkout would hold it)."""
     env = os.environ if environ is None else environ
-    return Path(env.get(WORKSPACE_ENV) or DEFAULT_WORKSPACE_FOLDER)
+    if env.get(WORKSPACE_ENV):
+        return Path(env[WORKSPACE_ENV]).expanduser()
+    return user_data_dir(env) / DEFAULT_WORKSPACE_FOLDER
 
 
 def _now() -> str:
@@ -380,6 +384,20 @@ class Workspace(ReviewDecisions):
                 )
                 ids.append(int(cursor.lastrowid))
         return ids
+
+    def replace_corrections(self, records: list[tuple[str, str, str, str | None]]) -> None:
+        """Replace every correction by ``records`` (action, category, text, chunk_id) in one
+        transaction, without an undo step of its own: the app swaps in another corpus's
+        corrections as part of switching corpus (whose own undo step restores these)."""
+        for action, category, text, chunk_id in records:
+            _check_correction(action, category, text, chunk_id)
+        with self._transaction() as conn:
+            conn.execute("DELETE FROM corrections")
+            conn.executemany(
+                "INSERT INTO corrections (action, category, text, chunk_id, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [(a, c, t, ch, _now()) for a, c, t, ch in records],
+            )
 
     def remove_correction(self, correction_id: int) -> bool:
         """Delete one correction (undoable); False when it was already gone (another tab)."""
