@@ -27,6 +27,7 @@ from .choose.attack_columns import build_scorers
 from .choose.candidates import Candidates, build_candidates
 from .choose.chosen import PINNED, check_pinned_plan, choose
 from .choose.goals import search_for_goal
+from .choose.prefetch import prefetch_candidates
 from .choose.result import ReleaseResult
 from .choose.review import decision_map
 from .config import RunConfig
@@ -86,9 +87,12 @@ def run_release(
     *,
     reading=None,
     progress: Progress | None = None,
+    processes: int | None = None,
 ) -> ReleaseResult:
     """Steps 2–7 on a prepared corpus (module docstring). ``embed``: the cached embedder's
-    ``encode``; ``reading``: a fitted reading attacker (``reading_attacker``) or None."""
+    ``encode``; ``reading``: a fitted reading attacker (``reading_attacker``) or None;
+    ``processes``: embedding workers for the sweep (default one per CPU; 1: serial;
+    ``choose.prefetch``: the same vectors either way)."""
     say = progress or _quiet
     timings: dict[str, float] = {}
     config, note = search_for_goal(config)
@@ -96,6 +100,10 @@ def run_release(
     say(0.0, "Applying roles and fitting the spherical mixture")
     ctx, warnings = release_context(prepared.chunks, prepared.embeddings, embed, config)
     timings["mixture"] = time.perf_counter() - start
+    start = time.perf_counter()
+    say(0.05, "Embedding the candidates' changed passages")
+    prefetch_candidates(ctx, config, default_processes() if processes is None else processes)
+    timings["prefetch"] = time.perf_counter() - start
     start = time.perf_counter()
     sweep = sweep_for_config(ctx, config, lambda f, m: say(0.1 + 0.4 * f, m))
     timings["sweep"] = time.perf_counter() - start
