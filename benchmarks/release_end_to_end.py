@@ -1,7 +1,8 @@
 """The whole cold ``release`` against one plain embedding pass over the corpus's sentences (issue 21).
 
     OMP_NUM_THREADS=1 nice -n 5 .venv/bin/python benchmarks/release_end_to_end.py [--corpus PATH]
-        [--rounds 6] [--levels 0 0.04 0.08 0.14] [--fill mask] [--no-warm] [--log FILE]
+        [--rounds 6] [--levels 0 0.04 0.08 0.14] [--fill mask] [--processes N] [--no-warm]
+        [--log FILE]
 
 One run, one process tree, each measurement in a fresh child process (so no model, cache or
 import is shared between them):
@@ -37,7 +38,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEV = ROOT.parent / "shared" / "corpus" / "dev"
+#: The dev corpus beside the checkout (/work/main) or beside its worktree folder (/work/wt/NAME).
+DEV = next((p / "shared" / "corpus" / "dev" for p in ROOT.parents[:2]
+            if (p / "shared" / "corpus" / "dev").is_dir()), ROOT.parent / "shared" / "corpus" / "dev")
 RATIO_TARGET, WARM_TARGET_S = 1.5, 5.0
 
 
@@ -87,7 +90,8 @@ def export(cache: str) -> dict:
     return {"s": time.perf_counter() - start, "backend": backend}
 
 
-def release(corpus: str, cache: str, out: str, rounds: int, levels: list[float], fill: str) -> dict:
+def release(corpus: str, cache: str, out: str, rounds: int, levels: list[float], fill: str,
+            processes: int | None) -> dict:
     """The library's one release path, cold or warm depending on ``cache``; seconds per stage."""
     start, cpu = time.perf_counter(), _cpu()
     sys.path.insert(0, str(ROOT))
@@ -110,7 +114,7 @@ def release(corpus: str, cache: str, out: str, rounds: int, levels: list[float],
     reading = fit_reading(config.corpus, prepared.chunks, prepared.raw, config.protect)
     stages["reading"] = time.perf_counter() - mark
     mark = time.perf_counter()
-    result = nc.run_release(prepared, config, embedder.encode, reading=reading)
+    result = nc.run_release(prepared, config, embedder.encode, reading=reading, processes=processes)
     stages["run_release"] = time.perf_counter() - mark
     mark = time.perf_counter()
     write_release(result, out)
@@ -125,6 +129,7 @@ def child(kind: str, args: argparse.Namespace, *extra: str) -> dict:
     """Run one measurement in a fresh Python process; its JSON result."""
     with tempfile.NamedTemporaryFile(suffix=".json") as handle:
         cmd = [sys.executable, __file__, "--corpus", args.corpus, "--rounds", str(args.rounds),
+               *(["--processes", str(args.processes)] if args.processes else []),
                "--fill", args.fill, "--levels", *map(str, args.levels),
                "--child", kind, handle.name, *extra]
         subprocess.run(cmd, check=True, env={**os.environ, "TQDM_DISABLE": "1"})
@@ -149,6 +154,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=6, help="plan rounds of the grid (0: paper only)")
     ap.add_argument("--levels", type=float, nargs="+", default=[0.0, 0.04, 0.08, 0.14])
     ap.add_argument("--fill", default="mask", choices=("mask", "decoy"))
+    ap.add_argument("--processes", type=int, default=None,
+                    help="embedding workers of the sweep (default one per CPU; 1: serial)")
     ap.add_argument("--no-warm", action="store_true", help="skip the warm re-run")
     ap.add_argument("--log", help="also append the figures as JSON lines to this file")
     ap.add_argument("--child", nargs=2, metavar=("KIND", "OUT"), help=argparse.SUPPRESS)
@@ -164,7 +171,7 @@ def main() -> int:
             payload = export(args.cache)
         else:
             payload = release(args.corpus, args.cache, args.release_out, args.rounds, args.levels,
-                              args.fill)
+                              args.fill, args.processes)
         Path(out).write_text(json.dumps(payload))
         return 0
 

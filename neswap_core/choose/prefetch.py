@@ -14,12 +14,19 @@ below ``MIN_TEXTS`` texts the workers' start-up is not worth it and nothing is d
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 import numpy as np
 
 from ..errors import NeswapError
 from ..generate.releases import ReleaseContext, sweep_for_config
-from ..models.embedding_pool import RecordingEncoder, embed_in_processes, pool_processes
+from ..models.embedding_pool import (
+    RecordingEncoder,
+    embed_in_processes,
+    pool_processes,
+    poolable,
+    store_jobs,
+)
 from .candidates import build_candidates
 
 #: Fewer texts to embed than this: the serial path (starting workers costs a few seconds).
@@ -27,12 +34,15 @@ MIN_TEXTS = 200
 
 
 def prefetch_candidates(ctx: ReleaseContext, config, processes: int | None = None,
-                        min_texts: int = MIN_TEXTS) -> int:
+                        min_texts: int | None = None, runner: Callable | None = None) -> int:
     """Embed, in parallel, every text the sweep and candidate table of ``config`` will embed;
-    the number of texts embedded (0 when serial is better or the embedder cannot be pooled)."""
+    the number of texts embedded (0 when serial is better or the embedder cannot be pooled).
+
+    ``runner(embedder, jobs) -> one array per job`` embeds elsewhere (the Ray engine:
+    ``prepare.ray_engine.embed_jobs_ray``); by default ``processes`` local workers do."""
     embedder = getattr(ctx.embed, "__self__", None)
     n = pool_processes(embedder, processes)
-    if n < 2:
+    if (n < 2 and runner is None) or not poolable(embedder):
         return 0
     recorder = RecordingEncoder(embedder, ctx.embeddings[0])
     dry = copy.copy(ctx)
@@ -42,6 +52,9 @@ def prefetch_candidates(ctx: ReleaseContext, config, processes: int | None = Non
             build_candidates(sweep_for_config(dry, config), config)
     except NeswapError:
         return 0  # the real sweep raises it, with its message
-    if recorder.n_texts() < min_texts:
+    if recorder.n_texts() < (MIN_TEXTS if min_texts is None else min_texts):
         return 0
-    return embed_in_processes(embedder, recorder.jobs, n)
+    jobs = [job for job in recorder.jobs if job]
+    if runner is not None:
+        return store_jobs(embedder, jobs, runner(embedder, jobs))
+    return embed_in_processes(embedder, jobs, n)

@@ -58,16 +58,52 @@ _OWN_ENCODERS = ("OnnxSentenceEncoder", "Bf16SentenceEncoder")
 _WORKER: Embedder | None = None
 
 
-def _start_worker(model_name: str, backend: str, cache_dir: str | None, batch_size: int) -> None:
-    global _WORKER
+def worker_embedder(model_name: str, backend: str, cache_dir: str | None, batch_size: int) -> Embedder:
+    """The embedder a worker (a process, a Ray actor) embeds jobs with: the same model and batch
+    size as the driver's, no vector cache of its own (the driver's cache receives the vectors)."""
     from .embedding import load_encoder
 
-    _WORKER = Embedder(model_name, None, model=load_encoder(model_name, backend, cache_dir or None),
-                       batch_size=batch_size, backend=backend)  # fmt: skip
+    return Embedder(model_name, None, model=load_encoder(model_name, backend, cache_dir or None),
+                    batch_size=batch_size, backend=backend)  # fmt: skip
+
+
+def worker_args(embedder: Embedder) -> tuple:
+    """``worker_embedder``'s arguments for ``embedder``'s model."""
+    cache_dir = str(embedder.cache_dir) if embedder.cache_dir else ""
+    return embedder.model_name, embedder.backend, cache_dir, embedder.batch_size
+
+
+def embed_job(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """One job's vectors, exactly as the serial ``Embedder.encode`` call would embed them."""
+    return embedder._embed_missing(list(texts), None, None)
+
+
+def _start_worker(*args) -> None:
+    global _WORKER
+    _WORKER = worker_embedder(*args)
 
 
 def _embed_job(texts: list[str]) -> np.ndarray:
-    return _WORKER._embed_missing(texts, None, None)
+    return embed_job(_WORKER, texts)
+
+
+def embed_jobs_in_processes(embedder: Embedder, jobs: Sequence[list[str]],
+                            processes: int) -> list[np.ndarray]:
+    """Each job's vectors, computed in ``processes`` spawned workers (biggest jobs first)."""
+    context = multiprocessing.get_context("spawn")  # a loaded ONNX/torch model is not fork-safe
+    with ProcessPoolExecutor(processes, mp_context=context, initializer=_start_worker,
+                             initargs=worker_args(embedder)) as pool:  # fmt: skip
+        order = sorted(range(len(jobs)), key=lambda i: -sum(map(len, jobs[i])))
+        futures = {i: pool.submit(_embed_job, jobs[i]) for i in order}
+        return [futures[i].result() for i in range(len(jobs))]
+
+
+def store_jobs(embedder: Embedder, jobs: Sequence[list[str]], vectors: Sequence[np.ndarray]) -> int:
+    """Add each job's vectors to ``embedder``'s cache in the jobs' (the serial) order."""
+    for job, block in zip(jobs, vectors, strict=True):
+        embedder.cache.add([text_key(t) for t in job], block)
+        embedder.n_embedded += len(job)
+    return sum(len(job) for job in jobs)
 
 
 def embed_in_processes(embedder: Embedder, jobs: Sequence[list[str]], processes: int) -> int:
@@ -77,28 +113,21 @@ def embed_in_processes(embedder: Embedder, jobs: Sequence[list[str]], processes:
     jobs = [job for job in jobs if job]
     if not jobs:
         return 0
-    cache_dir = str(embedder.cache_dir) if embedder.cache_dir else ""
-    args = (embedder.model_name, embedder.backend, cache_dir, embedder.batch_size)
-    context = multiprocessing.get_context("spawn")  # a loaded ONNX/torch model is not fork-safe
-    with ProcessPoolExecutor(processes, mp_context=context, initializer=_start_worker,
-                             initargs=args) as pool:  # fmt: skip
-        order = sorted(range(len(jobs)), key=lambda i: -sum(map(len, jobs[i])))  # big jobs first
-        futures = {i: pool.submit(_embed_job, jobs[i]) for i in order}
-        done = 0
-        for i, job in enumerate(jobs):
-            vectors = futures[i].result()
-            embedder.cache.add([text_key(t) for t in job], vectors)
-            embedder.n_embedded += len(job)
-            done += len(job)
-    return done
+    return store_jobs(embedder, jobs, embed_jobs_in_processes(embedder, jobs, processes))
+
+
+def poolable(embedder) -> bool:
+    """``embedder`` is an ``Embedder`` whose model a worker can load and whose vectors do not
+    depend on the thread count (module docstring)."""
+    if not isinstance(embedder, Embedder) or embedder.backend not in POOLED_BACKENDS:
+        return False
+    return embedder._model is None or type(embedder._model).__name__ in _OWN_ENCODERS
 
 
 def pool_processes(embedder, requested: int | None = None) -> int:
     """Worker processes for ``embed_in_processes``: 0 (embed serially) unless ``embedder`` is an
     ``Embedder`` whose backend's vectors are thread-count independent and there are 2+ CPUs."""
-    if not isinstance(embedder, Embedder) or embedder.backend not in POOLED_BACKENDS:
-        return 0
-    if embedder._model is not None and type(embedder._model).__name__ not in _OWN_ENCODERS:
-        return 0  # a model handed in (a test's, a caller's): the workers could not load it
+    if not poolable(embedder):
+        return 0  # e.g. a model handed in (a test's, a caller's): the workers could not load it
     n = requested if requested is not None else (os.cpu_count() or 1)
     return n if n > 1 else 0
