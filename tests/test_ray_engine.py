@@ -24,7 +24,6 @@ def test_ray_engine_equals_local_engine(tmp_path):
     full = load_corpus(SAMPLE)
     corpus = replace(full, documents=full.documents[:3])
     config = RunConfig.of(cache_dir=str(tmp_path / "local"))
-    shared_onnx_export(tmp_path / "local")
     local = prepare(corpus, config)
     # a separate embedding and NER cache, so Ray really computes; the one-time ONNX export shared
     (tmp_path / "ray").mkdir()
