@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
@@ -57,4 +58,10 @@ def prefetch_candidates(ctx: ReleaseContext, config, processes: int | None = Non
     jobs = [job for job in recorder.jobs if job]
     if runner is not None:
         return store_jobs(embedder, jobs, runner(embedder, jobs))
-    return embed_in_processes(embedder, jobs, n)
+    try:
+        return embed_in_processes(embedder, jobs, n)
+    except (BrokenProcessPool, OSError, RuntimeError):
+        # spawned workers re-import the caller's main module: a script without an
+        # ``if __name__ == "__main__":`` guard cannot start them. Nothing was stored, so the
+        # real sweep embeds serially and its results are the same.
+        return 0
