@@ -134,10 +134,11 @@ def cmd_release(args: argparse.Namespace) -> int:
     out = check_writable(config.out)  # before any work
     accepted = read_accepted(args.accept_leaks) if args.accept_leaks else set()
     embedder = Embedder(config.prepare.embedding_model, config.prepare.cache_dir, backend=config.prepare.embedding_backend)
+    ray = RayOptions(address=args.address) if args.engine == "ray" else None
     bars = _Bars()
     try:
         result = release_from_config(config, embedder, prepare_progress=bars("prepare"),
-                                     progress=bars("releases"))  # fmt: skip
+                                     progress=bars("releases"), ray=ray)  # fmt: skip
     finally:
         bars.close()
     _say(*result.notes)
@@ -235,6 +236,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--accept-leaks", metavar="FILE",
                    help="CSV of accepted leak-scan hits (rows copied from key/leaks.csv: "
                    "document, chunk, identifier, case); any other hit blocks released/")
+    r.add_argument("--engine", choices=["local", "ray"], default="local",
+                   help="local: this machine's processes (default); ray: preparation and the "
+                   "sweep's embeddings on Ray (the same candidates and released/ bytes)")
+    r.add_argument("--address", help="Ray cluster address HOST:6379 (with --engine ray; "
+                   "default: start a local Ray)")
     r.set_defaults(func=cmd_release)
     e = sub.add_parser("evaluate", help="measure an existing release folder with the attackers "
                        "(SPEC §8)", epilog=_exit_codes_text(), formatter_class=formatter)

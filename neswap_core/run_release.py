@@ -27,6 +27,7 @@ from .choose.attack_columns import build_scorers
 from .choose.candidates import Candidates, build_candidates
 from .choose.chosen import PINNED, check_pinned_plan, choose
 from .choose.goals import search_for_goal
+from .choose.prefetch import prefetch_candidates
 from .choose.result import ReleaseResult
 from .choose.review import decision_map
 from .config import RunConfig
@@ -35,6 +36,7 @@ from .generate.context import release_context
 from .generate.releases import sweep_for_config
 from .prepare.lanes import default_processes
 from .prepare.pipeline import Prepared, prepare
+from .prepare.ray_engine import RayOptions, embed_jobs_ray, prepare_ray
 from .publish.bundle import check_publishable
 from .publish.evaluate import fit_reading
 from .text.loading import check_swappable, load_corpus
@@ -54,13 +56,16 @@ def _quiet(fraction: float, message: str) -> None:
 
 
 def prepare_release(config: RunConfig, *, embedder=None, progress: Progress | None = None,
-                    processes: int | None = None) -> Prepared:
+                    processes: int | None = None, ray: RayOptions | None = None) -> Prepared:
     """Load ``config.corpus``, refuse what cannot be released (fewer than two documents or
-    protected values, an identifying publishable column) before any model runs, then prepare it."""
+    protected values, an identifying publishable column) before any model runs, then prepare it
+    (on the local engine, or on Ray with ``ray``: the same chunks and vectors)."""
     check_pinned_plan(config)
     corpus = load_corpus(config.corpus, protect=config.protect, text_column=config.prepare.text_column)
     check_swappable(corpus)
     check_publishable(config.bundle.publishable_columns, corpus)
+    if ray is not None:
+        return prepare_ray(corpus, config, ray)
     return prepare(corpus, config, embedder=embedder, progress=progress,
                    processes=default_processes() if processes is None else processes)
 
@@ -93,9 +98,13 @@ def run_release(
     *,
     reading=None,
     progress: Progress | None = None,
+    processes: int | None = None,
+    ray: RayOptions | None = None,
 ) -> ReleaseResult:
     """Steps 2–7 on a prepared corpus (module docstring). ``embed``: the cached embedder's
-    ``encode``; ``reading``: a fitted reading attacker (``reading_attacker``) or None."""
+    ``encode``; ``reading``: a fitted reading attacker (``reading_attacker``) or None;
+    ``processes``: embedding workers for the sweep (default one per CPU; 1: serial;
+    ``choose.prefetch``: the same vectors either way); ``ray``: embed them on Ray instead."""
     say = progress or _quiet
     timings: dict[str, float] = {}
     config, note = search_for_goal(config)
@@ -103,6 +112,12 @@ def run_release(
     say(0.0, "Applying roles and fitting the spherical mixture")
     ctx, warnings = release_context(prepared.chunks, prepared.embeddings, embed, config)
     timings["mixture"] = time.perf_counter() - start
+    start = time.perf_counter()
+    say(0.05, "Embedding the candidates' changed passages")
+    runner = None if ray is None else (lambda embedder, jobs: embed_jobs_ray(embedder, jobs, ray))
+    prefetch_candidates(ctx, config, default_processes() if processes is None else processes,
+                        runner=runner)  # fmt: skip
+    timings["prefetch"] = time.perf_counter() - start
     start = time.perf_counter()
     sweep = sweep_for_config(ctx, config, lambda f, m: say(0.1 + 0.4 * f, m))
     timings["sweep"] = time.perf_counter() - start
@@ -127,11 +142,13 @@ def run_release(
 
 
 def release_from_config(config: RunConfig, embedder, *, progress: Progress | None = None,
-                        prepare_progress: Progress | None = None) -> ReleaseResult:
-    """The whole path for a config: prepare, fit the reading attacker, ``run_release``."""
-    prepared = prepare_release(config, embedder=embedder, progress=prepare_progress)
+                        prepare_progress: Progress | None = None,
+                        ray: RayOptions | None = None) -> ReleaseResult:
+    """The whole path for a config: prepare, fit the reading attacker, ``run_release``; with
+    ``ray`` the preparation and the sweep's embeddings run on Ray (the same candidates)."""
+    prepared = prepare_release(config, embedder=embedder, progress=prepare_progress, ray=ray)
     reading = fit_reading(config.corpus, prepared.chunks, prepared.raw, config.protect)
-    return run_release(prepared, config, embedder.encode, reading=reading, progress=progress)
+    return run_release(prepared, config, embedder.encode, reading=reading, progress=progress, ray=ray)
 
 
 class _RunReleaseModule(types.ModuleType):

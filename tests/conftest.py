@@ -34,3 +34,42 @@ def served(monkeypatch) -> dict:
     monkeypatch.setattr(MediaFileManager, "add", record)
     monkeypatch.setattr(MediaFileManager, "add_deferred", record_deferred)
     return files
+
+
+def shared_onnx_export(cache_dir: str | Path) -> None:
+    """Link the machine's one-time ONNX export of MiniLM (made once in the test session's cache)
+    into the fresh ``cache_dir``: a test that needs cold embedding and NER caches does not need
+    to export the model again (~20 s each; the export is a per-machine step, SPEC §1, issue 14).
+    Nothing is linked for a backend that does not use ONNX."""
+    from neswap_core.config import DEFAULT_EMBEDDING_BACKEND, DEFAULT_EMBEDDING_MODEL
+    from neswap_core.models.embedding import embedding_model_path, resolve_backend
+    from neswap_core.models.onnx_minilm import onnx_model_file
+
+    backend = resolve_backend(DEFAULT_EMBEDDING_BACKEND)
+    if not backend.startswith("onnx"):
+        return
+    shared = Path(os.environ["NESWAP_CACHE_DIR"])
+    model = onnx_model_file(embedding_model_path(DEFAULT_EMBEDDING_MODEL), shared,
+                            backend == "onnx-int8")  # exported here on first use only
+    Path(cache_dir).mkdir(parents=True, exist_ok=True)
+    link = Path(cache_dir) / "onnx"
+    if not link.exists():
+        link.symlink_to(model.parent.parent.resolve())
+
+
+def sample_subset(folder: Path, n_docs: int = 1) -> Path:
+    """The first ``n_docs`` bundled sample transcripts with their manifest, executives and
+    aliases: a small real corpus for tests whose property does not depend on its size."""
+    import shutil
+
+    import pandas as pd
+
+    sample = Path(__file__).resolve().parents[1] / "data" / "sample"
+    (folder / "docs").mkdir(parents=True)
+    manifest = pd.read_csv(sample / "manifest.csv").head(n_docs)
+    manifest.to_csv(folder / "manifest.csv", index=False)
+    for doc_id in manifest["doc_id"]:
+        shutil.copy(sample / "docs" / f"{doc_id}.txt", folder / "docs")
+    for name in ("executives.csv", "aliases.csv"):
+        shutil.copy(sample / name, folder / name)
+    return folder

@@ -48,13 +48,19 @@ def test_an_unknown_pipeline_fails_with_the_install_advice_when_used():
 
 @pytest.mark.slow
 def test_a_warm_prepare_never_imports_spacy(tmp_path):
-    """Second prepare of the same corpus: every entity comes from the cache, spaCy stays out."""
+    """Second prepare of the same corpus: every entity comes from the cache, spaCy stays out.
+    Three transcripts (the property does not depend on the corpus's size), and the machine's
+    ONNX export linked in (the caches under test are the entities' and the embeddings')."""
+    from tests.conftest import sample_subset, shared_onnx_export
+
+    corpus = sample_subset(tmp_path / "corpus", 3)
+    shared_onnx_export(tmp_path / "cache")
     script = (
         "import sys\n"
         "from neswap_core.config import RunConfig\n"
         "from neswap_core.prepare.pipeline import prepare_path\n"
         f"cfg = RunConfig.of(cache_dir={str(tmp_path / 'cache')!r})\n"
-        f"p = prepare_path({str(ROOT / 'data' / 'sample')!r}, cfg, processes=1)\n"
+        f"p = prepare_path({str(corpus)!r}, cfg, processes=1)\n"
         "print(len(p.chunks), sum(len(c.entities) for c in p.chunks), 'spacy' in sys.modules)\n"
     )
     runs = [subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,

@@ -130,9 +130,16 @@ def test_auto_backend_is_bf16_only_where_the_cpu_multiplies_bfloat16(tmp_path, m
     assert resolve_backend("torch") == "torch"
 
 
+@pytest.fixture(scope="module")
+def quality_cache(tmp_path_factory):
+    """One cache folder for both backends' quality bars: the float32 PyTorch reference vectors
+    are computed once and read back by the second case (each backend has its own folder)."""
+    return tmp_path_factory.mktemp("quality")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["onnx", "bf16"])
-def test_fast_and_torch_paths_agree_within_the_quality_bar(tmp_path, backend):
+def test_fast_and_torch_paths_agree_within_the_quality_bar(quality_cache, backend):
     """Same sample transcript through both paths: boundaries, vectors and clusters agree.
 
     Clusters: one mixture fitted on the reference vectors labels both sets (the vectors are
@@ -143,8 +150,8 @@ def test_fast_and_torch_paths_agree_within_the_quality_bar(tmp_path, backend):
 
     text = (SAMPLE_DOCS / "OMC_q3_2021.txt").read_text(encoding="utf-8")
     docs = [("OMC", text)]
-    torch = Embedder(cache_dir=tmp_path, backend="torch")
-    onnx = Embedder(cache_dir=tmp_path, backend=backend)
+    torch = Embedder(cache_dir=quality_cache, backend="torch")
+    onnx = Embedder(cache_dir=quality_cache, backend=backend)
     ref = chunk_corpus(docs, torch.encode)
     fast = chunk_corpus(docs, onnx.encode)
     assert gap_agreement(ref, fast, 75) >= GAP_BAR

@@ -214,3 +214,39 @@ def prepare_ray(
     clean = merge_clean(corpus, list(docs.values()), reports)
     timings = {"ray_total": time.perf_counter() - start}
     return Prepared(config, corpus, clean, chunks, contingency_table(chunks), embeddings, timings)
+
+
+class JobWorker:
+    """MiniLM actor of the release's sweep: embeds jobs of texts exactly as the driver's
+    ``Embedder`` would (``models.embedding_pool``), so Ray's vectors are the local ones."""
+
+    def __init__(self, *args) -> None:
+        from ..models.embedding_pool import worker_embedder
+
+        self.embedder = worker_embedder(*args)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        from ..models.embedding_pool import embed_job
+
+        return embed_job(self.embedder, texts)
+
+
+def embed_jobs_ray(embedder, jobs: list[list[str]], options: RayOptions | None = None) -> list[np.ndarray]:
+    """Each job's vectors (``choose.prefetch``'s jobs), computed by MiniLM actors on the cluster:
+    one per CPU the cluster has (``options.minilm_actors`` at least), biggest jobs first."""
+    from ..models.embedding_pool import worker_args
+
+    options = options or RayOptions()
+    ray = _ray()
+    connect(options)
+    from ray.util import ActorPool
+
+    n = max(options.minilm_actors, int(ray.cluster_resources().get("CPU", 1)))
+    actor = ray.remote(num_cpus=1, num_gpus=options.gpus_per_minilm_actor)(JobWorker)
+    pool = ActorPool([actor.remote(*worker_args(embedder)) for _ in range(n)])
+    order = sorted(range(len(jobs)), key=lambda i: -sum(map(len, jobs[i])))
+    vectors = pool.map(lambda a, i: a.embed.remote(jobs[i]), order)
+    out: list[np.ndarray | None] = [None] * len(jobs)
+    for i, block in zip(order, vectors, strict=True):
+        out[i] = block
+    return out

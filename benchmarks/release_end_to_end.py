@@ -1,0 +1,219 @@
+"""The whole cold ``release`` against one plain embedding pass over the corpus's sentences (issue 21).
+
+    OMP_NUM_THREADS=1 nice -n 5 .venv/bin/python benchmarks/release_end_to_end.py [--corpus PATH]
+        [--rounds 6] [--levels 0 0.04 0.08 0.14] [--fill mask] [--processes N] [--no-warm]
+        [--log FILE]
+
+One run, one process tree, each measurement in a fresh child process (so no model, cache or
+import is shared between them):
+
+1. the anchor: a plain sentence-transformers pass (``SentenceTransformer.encode``, batch 32, the
+   installed MiniLM, torch on every core as a plain pass runs) over the sentences of the corpus (``text.sentences.split_sentences`` of
+   every document), model load included, run before and after the release (the mean is used,
+   since the machine's load moves between the two);
+2. the cold release (after the one-time ONNX export of MiniLM into the fresh cache folder, the
+   per-machine step ``benchmarks/preprocess.py`` also times apart, printed on its own): the library's one release path (``run_release.prepare_release`` →
+   ``publish.evaluate.fit_reading`` (the corpus's ``attacker/`` reading) →
+   ``neswap_core.run_release`` (mixture, sweep, attackers, candidate table with the plan grid)
+   → ``publish.writer.write_release`` (bundle, leak scan, attack and audit files)) with a fresh
+   cache folder, models loaded inside the timing;
+3. the warm re-run: the same release again on the now-warm cache (target <= 5 s).
+
+Prints the ratio cold release / anchor (target <= 1.5), each stage's wall seconds (the
+ReleaseResult timings plus reading and writing), CPU seconds of each child (threads included),
+its peak resident memory and the load average before and after. ``--log`` also writes the
+printed figures as JSON lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The dev corpus beside the checkout (/work/main) or beside its worktree folder (/work/wt/NAME).
+DEV = next((p / "shared" / "corpus" / "dev" for p in ROOT.parents[:2]
+            if (p / "shared" / "corpus" / "dev").is_dir()), ROOT.parent / "shared" / "corpus" / "dev")
+RATIO_TARGET, WARM_TARGET_S = 1.5, 5.0
+
+
+def _cpu() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _peak_gb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024**2
+    return float("nan")
+
+
+def anchor(corpus: str) -> dict:
+    """A plain sentence-transformers pass over every sentence of the corpus, model load included."""
+    sys.path.insert(0, str(ROOT))
+    from neswap_core.models.embedding import embedding_model_path
+    from neswap_core.text.loading import load_corpus
+    from neswap_core.text.sentences import split_sentences
+
+    docs = load_corpus(corpus)
+    sentences = [s.text for d in docs.documents for s in split_sentences(d.text)]
+    start, cpu = time.perf_counter(), _cpu()
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(os.cpu_count() or 1)  # what a plain pass uses: every core
+    model = SentenceTransformer(str(embedding_model_path()), device="cpu")
+    model.encode(sentences, batch_size=32, show_progress_bar=False)
+    return {"s": time.perf_counter() - start, "cpu_s": _cpu() - cpu, "sentences": len(sentences),
+            "peak_gb": _peak_gb()}
+
+
+def export(cache: str) -> dict:
+    """The one-time export of the packaged MiniLM for the ONNX backends into ``cache``."""
+    sys.path.insert(0, str(ROOT))
+    from neswap_core.config import DEFAULT_EMBEDDING_BACKEND
+    from neswap_core.models.embedding import load_encoder, resolve_backend
+
+    start = time.perf_counter()
+    backend = resolve_backend(DEFAULT_EMBEDDING_BACKEND)
+    if backend.startswith("onnx"):
+        load_encoder(backend=backend, cache_dir=cache)
+    return {"s": time.perf_counter() - start, "backend": backend}
+
+
+def release(corpus: str, cache: str, out: str, rounds: int, levels: list[float], fill: str,
+            processes: int | None) -> dict:
+    """The library's one release path, cold or warm depending on ``cache``; seconds per stage."""
+    start, cpu = time.perf_counter(), _cpu()
+    sys.path.insert(0, str(ROOT))
+    import neswap_core as nc
+    from neswap_core.config import RunConfig
+    from neswap_core.models.embedding import Embedder
+    from neswap_core.publish.evaluate import fit_reading
+    from neswap_core.publish.writer import write_release
+    from neswap_core.run_release import prepare_release
+
+    config = RunConfig.of(corpus=corpus, cache_dir=cache, out=out, plan_rounds=rounds,
+                          plan_redaction_levels=levels, plan_redaction_fill=fill)
+    embedder = Embedder(config.prepare.embedding_model, cache,
+                        backend=config.prepare.embedding_backend)
+    stages: dict[str, float] = {"imports": time.perf_counter() - start}
+    mark = time.perf_counter()
+    prepared = prepare_release(config, embedder=embedder)
+    stages["prepare"] = time.perf_counter() - mark
+    mark = time.perf_counter()
+    reading = fit_reading(config.corpus, prepared.chunks, prepared.raw, config.protect)
+    stages["reading"] = time.perf_counter() - mark
+    mark = time.perf_counter()
+    result = nc.run_release(prepared, config, embedder.encode, reading=reading, processes=processes)
+    stages["run_release"] = time.perf_counter() - mark
+    mark = time.perf_counter()
+    write_release(result, out)
+    stages["write"] = time.perf_counter() - mark
+    return {"s": time.perf_counter() - start, "cpu_s": _cpu() - cpu, "stages": stages,
+            "timings": result.timings, "chunks": len(prepared.chunks),
+            "documents": len(prepared.raw), "candidates": len(result.candidates.table),
+            "release_id": str(result.choice.release_id), "peak_gb": _peak_gb()}
+
+
+def child(kind: str, args: argparse.Namespace, *extra: str) -> dict:
+    """Run one measurement in a fresh Python process; its JSON result."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as handle:
+        cmd = [sys.executable, __file__, "--corpus", args.corpus, "--rounds", str(args.rounds),
+               *(["--processes", str(args.processes)] if args.processes else []),
+               "--fill", args.fill, "--levels", *map(str, args.levels),
+               "--child", kind, handle.name, *extra]
+        subprocess.run(cmd, check=True, env={**os.environ, "TQDM_DISABLE": "1"})
+        return json.loads(Path(handle.name).read_text())
+
+
+def _print_release(label: str, r: dict) -> None:
+    print(f"{label}: {r['s']:.1f} s wall, {r['cpu_s']:.1f} CPU-s, peak {r['peak_gb']:.2f} GB; "
+          f"{r['documents']} documents, {r['chunks']} chunks, {r['candidates']} candidates, "
+          f"released {r['release_id']}")
+    for name, secs in r["stages"].items():
+        print(f"    {name:<12}{secs:8.2f} s")
+    for group, table in r["timings"].items():
+        if isinstance(table, dict):
+            parts = ", ".join(f"{k} {v:.2f}" for k, v in table.items() if isinstance(v, (int, float)))
+            print(f"    timings[{group}]: {parts}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", default=str(DEV))
+    ap.add_argument("--rounds", type=int, default=6, help="plan rounds of the grid (0: paper only)")
+    ap.add_argument("--levels", type=float, nargs="+", default=[0.0, 0.04, 0.08, 0.14])
+    ap.add_argument("--fill", default="mask", choices=("mask", "decoy"))
+    ap.add_argument("--processes", type=int, default=None,
+                    help="embedding workers of the sweep (default one per CPU; 1: serial)")
+    ap.add_argument("--no-warm", action="store_true", help="skip the warm re-run")
+    ap.add_argument("--log", help="also append the figures as JSON lines to this file")
+    ap.add_argument("--child", nargs=2, metavar=("KIND", "OUT"), help=argparse.SUPPRESS)
+    ap.add_argument("--cache", help=argparse.SUPPRESS)
+    ap.add_argument("--release-out", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if args.child:
+        kind, out = args.child
+        if kind == "anchor":
+            payload = anchor(args.corpus)
+        elif kind == "export":
+            payload = export(args.cache)
+        else:
+            payload = release(args.corpus, args.cache, args.release_out, args.rounds, args.levels,
+                              args.fill, args.processes)
+        Path(out).write_text(json.dumps(payload))
+        return 0
+
+    load0 = os.getloadavg()
+    print(f"corpus {args.corpus}; plan grid: {args.rounds} rounds x terms on/off x redaction "
+          f"{args.levels} ({args.fill}); {os.cpu_count()} CPUs, load {load0[0]:.2f} {load0[1]:.2f} "
+          f"{load0[2]:.2f}; OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="neswap-e2e-") as tmp:
+        cache, out = str(Path(tmp) / "cache"), str(Path(tmp) / "out")
+        before = child("anchor", args)
+        print(f"anchor (before): {before['s']:.1f} s wall, {before['cpu_s']:.1f} CPU-s over "
+              f"{before['sentences']} sentences, peak {before['peak_gb']:.2f} GB", flush=True)
+        made = child("export", args, "--cache", cache)
+        print(f"one-time model export ({made['backend']} backend): {made['s']:.1f} s, not counted",
+              flush=True)
+        cold = child("release", args, "--cache", cache, "--release-out", out)
+        _print_release("cold release", cold)
+        after = child("anchor", args)
+        print(f"anchor (after): {after['s']:.1f} s wall, {after['cpu_s']:.1f} CPU-s", flush=True)
+        warm = None if args.no_warm else child("release", args, "--cache", cache,
+                                               "--release-out", out)
+        if warm:
+            _print_release("warm re-run", warm)
+    plain = (before["s"] + after["s"]) / 2
+    ratio = cold["s"] / plain
+    load1 = os.getloadavg()
+    print(f"\nratio cold release / plain embedding pass: {cold['s']:.1f} / {plain:.1f} = "
+          f"{ratio:.2f} (target <= {RATIO_TARGET}: {'met' if ratio <= RATIO_TARGET else 'NOT met'})")
+    if warm:
+        ok = warm["s"] <= WARM_TARGET_S
+        print(f"warm re-run: {warm['s']:.1f} s (target <= {WARM_TARGET_S:g} s: "
+              f"{'met' if ok else 'NOT met'}; ratio {warm['s'] / WARM_TARGET_S:.2f})")
+    print(f"load average after: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}; "
+          f"whole run {_cpu():.1f} CPU-s (children included)")
+    if args.log:
+        with open(args.log, "a") as handle:
+            handle.write(json.dumps({"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                     "load_before": load0, "load_after": load1,
+                                     "anchor": [before, after], "cold": cold, "warm": warm,
+                                     "ratio": ratio, "args": vars(args)}) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

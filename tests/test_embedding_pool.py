@@ -1,0 +1,81 @@
+"""The sweep's embeddings in parallel processes (issue 21): the same vectors, bit for bit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from neswap_core.models.embedding import Embedder
+from neswap_core.models.embedding_pool import RecordingEncoder, pool_processes
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Unit:
+    """A fake encoder: a fixed unit vector per text length."""
+
+    def encode(self, texts):
+        x = np.zeros((len(texts), 4), dtype=np.float32)
+        x[np.arange(len(texts)), [len(t) % 4 for t in texts]] = 1.0
+        return x
+
+
+def test_recorder_lists_what_each_call_would_send_to_the_model(tmp_path):
+    embedder = Embedder("m", tmp_path, model=Unit(), backend="onnx")
+    embedder.encode(["cached"])
+    recorder = RecordingEncoder(embedder, np.array([1.0, 0, 0, 0]))
+    out = recorder(["a", "cached", "b", "a"])
+    assert out.shape == (4, 4) and out.dtype == np.float32
+    recorder(["b", "c", "cached"])
+    recorder(["a"])
+    assert recorder.jobs == [["a", "b"], ["c"]] and recorder.n_texts() == 3
+    assert embedder.n_embedded == 1  # the model was never called by the recorder
+
+
+def test_a_handed_in_model_is_never_pooled(tmp_path):
+    assert pool_processes(Embedder("m", tmp_path, model=Unit(), backend="onnx"), 2) == 0
+    assert pool_processes(Embedder("m", tmp_path, model=Unit(), backend="torch"), 2) == 0
+    assert pool_processes(lambda texts: None, 2) == 0
+    assert pool_processes(Embedder(cache_dir=tmp_path, backend="onnx"), 1) == 0
+    assert pool_processes(Embedder(cache_dir=tmp_path, backend="onnx"), 2) == 2
+
+
+@pytest.mark.slow
+def test_pooled_sweep_embeds_every_vector_the_serial_sweep_does(tmp_path, monkeypatch):
+    """Serial and pooled sweeps from empty caches: the same candidate table to the last bit,
+    the same vectors for every text, and after the prefetch the real sweep embeds nothing."""
+    from neswap_core.choose.candidates import build_candidates
+    from neswap_core.choose.prefetch import prefetch_candidates
+    from neswap_core.config import RunConfig
+    from neswap_core.generate.context import release_context
+    from neswap_core.generate.releases import sweep_for_config
+    from neswap_core.prepare.pipeline import prepare_path
+
+    monkeypatch.chdir(ROOT)
+    config = RunConfig.of(corpus="data/sample", n_components=5, n_init=1, max_swaps=4,
+                          plan_rounds=1, plan_terms=[True], plan_redaction_levels=[0.0, 0.05])
+    prepared = prepare_path("data/sample", config)
+    shared = Path(prepared.config.prepare.cache_dir or ROOT / ".neswap-cache")
+    tables, embedders = [], []
+    for name, processes in (("serial", 1), ("pooled", 2)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "onnx").symlink_to((shared / "onnx").resolve())  # export shared
+        embedder = Embedder(cache_dir=tmp_path / name, backend="onnx")
+        ctx, _ = release_context(prepared.chunks, prepared.embeddings, embedder.encode, config)
+        sent = prefetch_candidates(ctx, config, processes, min_texts=0)
+        before = embedder.n_embedded
+        table = build_candidates(sweep_for_config(ctx, config), config).table
+        assert (sent > 0) == (processes > 1)
+        if processes > 1:
+            assert embedder.n_embedded == before  # every vector came from the prefetch
+        tables.append(table)
+        embedders.append(embedder)
+    pd.testing.assert_frame_equal(tables[0], tables[1], check_exact=True)
+    serial, pooled = embedders
+    keys = list(serial.cache._ensure_loaded())
+    assert len(keys) > 50 and set(keys) == set(pooled.cache._ensure_loaded())
+    a, b = serial.cache.lookup(keys), pooled.cache.lookup(keys)
+    assert all(np.array_equal(a[k], b[k]) for k in keys)
