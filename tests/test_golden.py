@@ -227,7 +227,7 @@ def check_values(case: str, key: dict[str, bytes]) -> None:
     if "key/report.json" in files:
         old = json.loads(old_file(case, "key/report.json"))
         for field in ("documents", "chunks", "mixture", "valid_pairs", "runs"):
-            assert report[field] == old[field], field
+            close_json(old[field], report[field], field)  # the mixture's bound reads embeddings
         assert report["written"]["release_id"] == old["written"]["release_id"]
         assert report["line"]["release_id"] == old["chosen"]["release_id"]
         assert report["line"]["reached"] == old["chosen"]["line_reached"]
