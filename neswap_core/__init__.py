@@ -61,13 +61,16 @@ __all__ = [
 #: Packages loaded only when first needed (inside the functions that use them), because each
 #: takes seconds to import or is optional: the one list of imports allowed inside functions.
 LAZY_PACKAGES = ("torch", "spacy", "sentence_transformers", "transformers", "ray", "onnxruntime",
-                 "tokenizers", "safetensors")
+                 "tokenizers", "safetensors", "wordfreq")
 
 
 def __getattr__(name: str) -> Any:
     if name not in _OWNERS:
         raise AttributeError(f"module 'neswap_core' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_OWNERS[name]}", __name__), name)
+    module = importlib.import_module(f".{_OWNERS[name]}", __name__)
+    # ``run_release`` is both a module and its function: the callable module (run_release.py)
+    # stays the package's attribute, so patching the function in the module reaches every caller
+    value = module if _OWNERS[name].rsplit(".", 1)[-1] == name else getattr(module, name)
     globals()[name] = value
     return value
 

@@ -28,7 +28,7 @@ def test_ray_engine_equals_local_engine(tmp_path):
     # a separate embedding and NER cache, so Ray really computes; the one-time ONNX export shared
     (tmp_path / "ray").mkdir()
     (tmp_path / "ray" / "onnx").symlink_to(tmp_path / "local" / "onnx")
-    config = replace(config, cache_dir=str(tmp_path / "ray"))
+    config = config.replace(cache_dir=str(tmp_path / "ray"))
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         options = RayOptions(documents_per_batch=2, chunks_per_batch=16, cpus_per_actor=0.5)

@@ -26,6 +26,7 @@ from ..generate.rewrite import apply_roles
 from ..measure.attack_scores import ReleaseScorer
 from ..measure.llm import llm_release_measures
 from ..measure.reading import missing_companies, reading_attacker
+from ..models.embedding import Embedder
 from ..prepare.pipeline import prepare_path
 from ..text.loading import load_attacker, load_corpus
 from .attack_report import attack_report, released_changes
@@ -105,8 +106,6 @@ def _released_texts(release: Path) -> dict[str, str]:
 
 def _embedder(config: RunConfig):
     """The release's embedder (cached vectors by text) for the panel's embedding attacker."""
-    from ..models.embedding import Embedder
-
     return Embedder(config.prepare.embedding_model, config.prepare.cache_dir,
                     backend=config.prepare.embedding_backend)
 

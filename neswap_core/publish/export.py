@@ -22,6 +22,7 @@ import pandas as pd
 from ..config import CATEGORIES
 from ..corpus import Chunk, Corpus
 from ..text.contingency import cell_value
+from ..text.token_diff import opcodes  # difflib's answer, linear on a long passage
 from ..version import __version__
 from .labels import labelled, readable_value, settings_frame
 
@@ -172,8 +173,6 @@ def before_after_examples(base: Sequence[Chunk], released: Sequence[Chunk], n: i
 
 def _marked(before: str, after: str) -> tuple[str, str]:
     """Both texts HTML-escaped (corpus text is never markup), the words that differ marked."""
-    from ..text.token_diff import opcodes  # difflib's answer, linear on a long passage
-
     a, b = re.split(r"(\s+)", before), re.split(r"(\s+)", after)
     left, right = [], []
     for op, i1, i2, j1, j2 in opcodes(a, b):

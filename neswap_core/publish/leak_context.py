@@ -31,6 +31,7 @@ from functools import lru_cache
 
 from ..config import PLACEHOLDER_PATTERN
 from ..text.corporate import CORPORATE_SUFFIX, HANDLE_PATTERN, LEGAL_SUFFIX
+from ..text.participants import is_participant_line
 from ..text.sentences import ABBREVIATIONS
 
 #: Zipf frequency from which a ticker's lower-case form is an everyday word (it 6.95, all 6.52,
@@ -101,8 +102,6 @@ def in_heading(text: str, start: int, end: int) -> bool:
 
 def in_participant_line(text: str, start: int, end: int) -> bool:
     """Whether the match lies in a participant or speaker line (``text.participants``)."""
-    from ..text.participants import is_participant_line
-
     return is_participant_line(_line(text, start, end))
 
 
