@@ -7,8 +7,11 @@ from pathlib import Path
 
 from neswap_core.workspace.store import Workspace
 
-#: K = 5, 10 swaps, one restart: the small settings most page tests share.
-SMALL = {"max_swaps": 10, "n_components": 5, "n_init": 1}
+#: K = 5, 10 swaps, one restart: the small settings most page tests share; no default goal
+#: and no document defence (the app's choice on the frontier is the trade-off line's, and the
+#: page tests are about the pages: the verdict, goal and document tests set them themselves).
+SMALL = {"max_swaps": 10, "n_components": 5, "n_init": 1, "max_document_accuracy": 1.0,
+         "document_levels": []}
 
 
 def small_workspace(tmp_path: Path, monkeypatch, **settings) -> Workspace:
