@@ -33,8 +33,7 @@ def main(table_path: str, out_path: str) -> None:
     written = (report.get("written") or {}).get("release_id")
     goal = report.get("goal") or {}
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharex=True)
-    for ax, level, bound_key in ((axes[0], "document", "max_document_accuracy"),
-                                 (axes[1], "chunk", "max_chunk_accuracy")):
+    for ax, level in ((axes[0], "document"), (axes[1], "chunk")):
         column = f"{level}_accuracy"
         for sampler, rows in table.groupby("sampler"):
             ax.scatter(100 * rows["words_unchanged"], 100 * rows[column], s=22, alpha=0.75,
@@ -44,13 +43,15 @@ def main(table_path: str, out_path: str) -> None:
             ax.scatter([100 * row["words_unchanged"]], [100 * row[column]], s=160,
                        facecolors="none", edgecolors="black", linewidths=1.5,
                        label="written release")
-        bound = goal.get(bound_key) if isinstance(goal, dict) else None
+        bounds = [c["maximum"] for c in goal.get("constraints", []) if c.get("column") == column]
+        bound = bounds[0] if bounds else None
         if bound is not None and float(bound) < 1:
             ax.axhline(100 * float(bound), ls="--", c="firebrick", lw=1, label="goal")
         if "chance" in table:
             ax.axhline(100 * float(table["chance"].iloc[0]), ls=":", c="grey", lw=1, label="chance")
         who = "the worst attacker of the panel" if "worst_document_attacker" in table else "the attacker"
         ax.set_title(f"{level}s named by {who}", fontsize=10)
+        ax.set_ylabel(f"{level}s named (%)")
         ax.set_xlabel("words unchanged (%)")
         ax.set_ylabel(f"{level}s named (%)")
         ax.set_ylim(0, 105)

@@ -92,7 +92,11 @@ def test_release_writes_attack_files_and_evaluate_reproduces_them(
 ):
     out = tmp_path / "out"
     config = tmp_path / "run.toml"
-    config.write_text(f'corpus = "{sample_with_reading}"\nout = "{out}"\n', encoding="utf-8")
+    # the paper's candidates only (no default goal, no document defence): this test is about the
+    # attack files; the default release is test_default_release.py's
+    config.write_text(f'corpus = "{sample_with_reading}"\nout = "{out}"\n\n[goal]\n'
+                      'max_document_accuracy = 1.0\n\n[document]\ndocument_levels = []\n',
+                      encoding="utf-8")
     assert main(["release", "--config", str(config)]) == 0
     key = out / "key"
     summary = json.loads((key / "attack.json").read_text())
