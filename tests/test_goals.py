@@ -47,8 +47,10 @@ def test_a_goal_switches_the_plan_search_on_and_says_so():
 
 
 def test_goal_from_config_is_a_list_of_constraints():
-    assert Goal.from_config(RunConfig()) is None
-    goal = Goal.from_config(RunConfig.of(max_chunk_accuracy=0.4, goal_utility="du"))
+    assert Goal.from_config(RunConfig.of(max_document_accuracy=1.0)) is None  # no goal
+    assert Goal.from_config(RunConfig()).constraints[0].column == "document_accuracy"  # the default
+    goal = Goal.from_config(RunConfig.of(max_chunk_accuracy=0.4, max_document_accuracy=1.0,
+                                         goal_utility="du"))
     assert goal.constraints == (Constraint("chunk_accuracy", 0.4, goal.constraints[0].label),)
     assert goal.utility == "du" and goal.describe().endswith("at most 0.4")
 
