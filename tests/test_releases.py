@@ -143,7 +143,8 @@ def test_the_lines_release_is_written_with_its_pairs(sweep):
     from neswap_core.run_release import finish_release
 
     cfg = RunConfig.of(roles={"Organization": "S", "Person": "S", "Product": "S", "Location": "F",
-                           "Event": "F", "Date": "F"}, trade_off_c=1.0)
+                           "Event": "F", "Date": "F"}, trade_off_c=1.0,
+                       max_document_accuracy=1.0, document_levels=[])  # the line's release
     result = finish_release(cfg, None, None, build_candidates(sweep, cfg))
     row = result.row
     assert result.choice.why == "line" and row.name == choose_release(sweep.table(1e20), 0.0, 1.0).index
@@ -198,7 +199,7 @@ def test_no_release_says_why_and_exhausted_pairs_are_not_told_to_allow_more_swap
     x = embed([c.text for c in chunks])
     cfg = RunConfig.of(roles={"Organization": "S", "Person": "F", "Product": "F", "Location": "F",
                            "Event": "F", "Date": "F"}, combination_size=1, n_components=2,
-                    n_init=1, trade_off_c=0.0)
+                    n_init=1, trade_off_c=0.0, max_document_accuracy=1.0, document_levels=[])
     result = run_analysis(same, embed([c.text for c in same]), embed, cfg)
     assert result.release is None and len(result.candidates.table) == 0
     assert "identical values" in result.no_release_reason()

@@ -20,7 +20,7 @@ def chunk(cid: str, text: str) -> Chunk:
 def test_columns_get_plain_labels_and_unknown_ones_read_as_words():
     assert column_label("du_sd") == "DU s.d. over draws"
     assert column_label("p_hat").endswith("(p̂)")
-    assert column_label("chunk_accuracy.reading") == "passages the attacker names (outside reader)"
+    assert column_label("chunk_accuracy.reading") == "passages the attacker names (outside reader (words))"
     assert column_label("chunk_accuracy_mean.in-corpus") == (
         "passages named, mean over draws (in-corpus attacker)")
     assert column_label("some_new_column") == "some new column"
