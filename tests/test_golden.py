@@ -90,18 +90,24 @@ def folder_files(folder: Path) -> dict[str, bytes]:
 AUDIT_VALUES = "audit_values.json"
 
 
-def close_json(old, new, path: str = "") -> None:
-    """``new`` has ``old``'s structure; floats agree to a relative 1e-6, everything else exactly."""
+#: The audit's tolerance: the embeddings' last float32 digits also move with the number of
+#: threads the encoder runs on (OMP_NUM_THREADS=1 gave an audit curve point of -7.661051 against
+#: -7.661032 with every core), and the audit's log-ratios amplify them to a relative 2.5e-6.
+AUDIT_REL = 1e-4
+
+
+def close_json(old, new, path: str = "", rel: float = 1e-6) -> None:
+    """``new`` has ``old``'s structure; floats agree to a relative ``rel``, everything else exactly."""
     if isinstance(old, dict):
         assert isinstance(new, dict) and set(old) == set(new), path
         for k in old:
-            close_json(old[k], new[k], f"{path}/{k}")
+            close_json(old[k], new[k], f"{path}/{k}", rel)
     elif isinstance(old, list):
         assert isinstance(new, list) and len(old) == len(new), path
         for i, (a, b) in enumerate(zip(old, new, strict=True)):
-            close_json(a, b, f"{path}[{i}]")
+            close_json(a, b, f"{path}[{i}]", rel)
     elif isinstance(old, float) and not isinstance(old, bool):
-        assert new == pytest.approx(old, rel=1e-6, nan_ok=True), path
+        assert new == pytest.approx(old, rel=rel, abs=1e-9, nan_ok=True), path
     else:
         assert old == new, path
 
@@ -112,7 +118,7 @@ def check_audit(case: str, payload: bytes) -> None:
     stored = GOLDEN / case / AUDIT_VALUES
     if not stored.exists() and os.environ.get("NESWAP_GOLDEN_WRITE_AUDIT") == "1":
         stored.write_text(json.dumps(json.loads(payload), sort_keys=True, separators=(",", ":")))
-    close_json(json.loads(stored.read_text()), json.loads(payload), "audit.json")
+    close_json(json.loads(stored.read_text()), json.loads(payload), "audit.json", AUDIT_REL)
 
 
 def assert_same_release(case: str, files: dict[str, bytes]) -> None:
