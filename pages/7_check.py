@@ -5,6 +5,7 @@ import os
 
 import streamlit as st
 
+from appkit import choice_view as cv
 from appkit import views_check as vc
 from appkit import views_frontier as vf
 from appkit import views_llm as vl
@@ -31,7 +32,9 @@ population, a, c = float(s["population"]), float(s["trade_off_a"]), float(s["tra
 
 sweep, table = vr.sweep_table_or_stop(stage, population, "check")
 
-chosen_id, _ = vr.pick_release(table, s.get("chosen_release"), a, c)
+chosen_id, not_in_use = cv.release_in_use(stage, table)  # the core's choice (choice_view)
+if not_in_use:
+    st.info(not_in_use, icon=":material/info:")
 release = vr.reviewed_release(sweep, stage.sweep_key, table, chosen_id, ws.decisions, population)
 changed = vc.changed_chunks(release)
 st.success(f"**Release checked:** {vf.choice_sentence(table, chosen_id)}  \n"
