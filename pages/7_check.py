@@ -14,6 +14,7 @@ from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
 from appkit.state import current
 from appkit.widgets import delta, fmt_number, user_errors
+from neswap_core.measure.audit import epsilon_reading
 from neswap_core.measure.llm import ENV_KEY, ENV_MODEL, ENV_URL
 
 st.title("7 · Check")
@@ -218,6 +219,8 @@ cols[1].metric("Corpus ε after", fmt_number(pair.after.epsilon_, 5),
 cols[2].metric("Permutation floor (largest)",
                fmt_number(pair.before.documents_["epsilon_floor"].max(), 5),
                help="What the estimator reports when nothing differs: ε near it means no evidence.")
+st.caption(f"**ε = {fmt_number(pair.after.epsilon_, 3)} after the release:** "
+           f"{epsilon_reading(pair.after.epsilon_, pair.before.documents_['epsilon_floor'].max())}.")
 
 comparison = vc.comparison_view(pair)
 documents = comparison["document"].tolist()
