@@ -1,8 +1,11 @@
 """The whole cold ``release`` against one plain embedding pass over the corpus's sentences (issue 21).
 
     OMP_NUM_THREADS=1 nice -n 5 .venv/bin/python benchmarks/release_end_to_end.py [--corpus PATH]
-        [--rounds 6] [--levels 0 0.04 0.08 0.14] [--fill mask] [--processes N] [--no-warm]
-        [--log FILE]
+        [--defaults | --rounds 6 --levels 0 0.04 0.08 0.14 --fill mask] [--processes N]
+        [--no-warm] [--log FILE]
+
+``--defaults`` times what a user gets with no settings (the default candidate grid, document
+defence included, and the default goal); otherwise the plan grid given.
 
 One run, one process tree, each measurement in a fresh child process (so no model, cache or
 import is shared between them):
@@ -91,7 +94,7 @@ def export(cache: str) -> dict:
 
 
 def release(corpus: str, cache: str, out: str, rounds: int, levels: list[float], fill: str,
-            processes: int | None) -> dict:
+            processes: int | None, defaults: bool = False) -> dict:
     """The library's one release path, cold or warm depending on ``cache``; seconds per stage."""
     start, cpu = time.perf_counter(), _cpu()
     sys.path.insert(0, str(ROOT))
@@ -102,8 +105,9 @@ def release(corpus: str, cache: str, out: str, rounds: int, levels: list[float],
     from neswap_core.publish.writer import write_release
     from neswap_core.run_release import prepare_release
 
-    config = RunConfig.of(corpus=corpus, cache_dir=cache, out=out, plan_rounds=rounds,
-                          plan_redaction_levels=levels, plan_redaction_fill=fill)
+    config = (RunConfig.of(corpus=corpus, cache_dir=cache, out=out) if defaults else
+              RunConfig.of(corpus=corpus, cache_dir=cache, out=out, plan_rounds=rounds,
+                           plan_redaction_levels=levels, plan_redaction_fill=fill))
     embedder = Embedder(config.prepare.embedding_model, cache,
                         backend=config.prepare.embedding_backend)
     stages: dict[str, float] = {"imports": time.perf_counter() - start}
@@ -119,7 +123,14 @@ def release(corpus: str, cache: str, out: str, rounds: int, levels: list[float],
     mark = time.perf_counter()
     write_release(result, out)
     stages["write"] = time.perf_counter() - mark
-    return {"s": time.perf_counter() - start, "cpu_s": _cpu() - cpu, "stages": stages,
+    row = result.row
+    chosen = {} if row is None else {
+        "words_unchanged": float(row["words_unchanged"]), "du": float(row["du"]),
+        "chunk_accuracy": float(row["chunk_accuracy"]),
+        "document_accuracy": float(row["document_accuracy"]),
+        "worst": f"{row.get('worst_chunk_attacker', '')}/{row.get('worst_document_attacker', '')}",
+        "goal_met": result.goal_met}
+    return {"chosen": chosen, "s": time.perf_counter() - start, "cpu_s": _cpu() - cpu, "stages": stages,
             "timings": result.timings, "chunks": len(prepared.chunks),
             "documents": len(prepared.raw), "candidates": len(result.candidates.table),
             "release_id": str(result.choice.release_id), "peak_gb": _peak_gb()}
@@ -131,6 +142,7 @@ def child(kind: str, args: argparse.Namespace, *extra: str) -> dict:
         cmd = [sys.executable, __file__, "--corpus", args.corpus, "--rounds", str(args.rounds),
                *(["--processes", str(args.processes)] if args.processes else []),
                "--fill", args.fill, "--levels", *map(str, args.levels),
+               *(["--defaults"] if args.defaults else []),
                "--child", kind, handle.name, *extra]
         subprocess.run(cmd, check=True, env={**os.environ, "TQDM_DISABLE": "1"})
         return json.loads(Path(handle.name).read_text())
@@ -140,6 +152,11 @@ def _print_release(label: str, r: dict) -> None:
     print(f"{label}: {r['s']:.1f} s wall, {r['cpu_s']:.1f} CPU-s, peak {r['peak_gb']:.2f} GB; "
           f"{r['documents']} documents, {r['chunks']} chunks, {r['candidates']} candidates, "
           f"released {r['release_id']}")
+    if r.get("chosen"):
+        c = r["chosen"]
+        print(f"    chosen: {c['words_unchanged']:.1%} of words unchanged, DU {c['du']:.3f}; worst "
+              f"attacker ({c['worst']}) names {c['chunk_accuracy']:.2f} of passages and "
+              f"{c['document_accuracy']:.2f} of documents; goal met: {c['goal_met']}")
     for name, secs in r["stages"].items():
         print(f"    {name:<12}{secs:8.2f} s")
     for group, table in r["timings"].items():
@@ -154,6 +171,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=6, help="plan rounds of the grid (0: paper only)")
     ap.add_argument("--levels", type=float, nargs="+", default=[0.0, 0.04, 0.08, 0.14])
     ap.add_argument("--fill", default="mask", choices=("mask", "decoy"))
+    ap.add_argument("--defaults", action="store_true",
+                    help="the default settings (candidate grid, document defence, goal) instead")
     ap.add_argument("--processes", type=int, default=None,
                     help="embedding workers of the sweep (default one per CPU; 1: serial)")
     ap.add_argument("--no-warm", action="store_true", help="skip the warm re-run")
@@ -171,13 +190,14 @@ def main() -> int:
             payload = export(args.cache)
         else:
             payload = release(args.corpus, args.cache, args.release_out, args.rounds, args.levels,
-                              args.fill, args.processes)
+                              args.fill, args.processes, args.defaults)
         Path(out).write_text(json.dumps(payload))
         return 0
 
     load0 = os.getloadavg()
-    print(f"corpus {args.corpus}; plan grid: {args.rounds} rounds x terms on/off x redaction "
-          f"{args.levels} ({args.fill}); {os.cpu_count()} CPUs, load {load0[0]:.2f} {load0[1]:.2f} "
+    grid = ("the default settings" if args.defaults else f"plan grid: {args.rounds} rounds x terms "
+            f"on/off x redaction {args.levels} ({args.fill})")
+    print(f"corpus {args.corpus}; {grid}; {os.cpu_count()} CPUs, load {load0[0]:.2f} {load0[1]:.2f} "
           f"{load0[2]:.2f}; OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}", flush=True)
     with tempfile.TemporaryDirectory(prefix="neswap-e2e-") as tmp:
         cache, out = str(Path(tmp) / "cache"), str(Path(tmp) / "out")

@@ -267,3 +267,33 @@ def test_a_company_s_product_names_are_treated_first():
     for doc_id in ("Acme_q0", "Acme_q1"):
         assert result.selected[doc_id][0] == "gravitons"
         assert not any("ravitons" in c.text for c in result.chunks if c.doc_id == doc_id)
+
+
+def test_a_capitalised_name_only_one_company_uses_is_treated_first_whatever_its_tag():
+    """spaCy tags "Wirecutter" (a New York Times product) as a Person, and the sample's default
+    release left it in the NYT call: a capitalised type no other company uses is treated first,
+    whatever the tagger says; a capitalised type two companies use is not forced first."""
+    from neswap_core.corpus import EntitySpan
+    from neswap_core.generate.document_budget import named_types
+
+    base = corpus({"Acme": 2, "Bolt": 2, "Cres": 2}, chunks_per_doc=4, seed=5)
+    chunks = []
+    for c in base:
+        text = c.text.replace("Our ", "Phoenix ", 1) if c.protected in ("Acme", "Bolt") else c.text
+        spans = tuple(EntitySpan(m.start(), m.end(), "PERSON", "Person", m.group())
+                      for m in re.finditer(r"Zorblax", text))
+        chunks.append(type(c)(c.chunk_id, c.doc_id, c.index, text, c.protected, spans))
+    model = TermModel().fit(chunks)
+    assert list(model.exclusive(["zorblax", "phoenix", "revenue", "unknown"])) == [True, False,
+                                                                                  False, False]
+    params = DefenceParams(level=0.1, min_z=0.0)
+    prep = prepare_defence(chunks, model, params, np.random.default_rng(0))
+    for doc_id in ("Acme_q0", "Acme_q1"):
+        d = prep.docs[doc_id]
+        assert all(w[:1].isupper() for k in named_types(d) for w in d.surface[k].split(" "))
+        assert d.kind["zorblax"][2] == "Person" and "zorblax" in named_types(d)
+        assert "phoenix" not in named_types(d) and "revenue" not in named_types(d)
+    result = defend(chunks, model, params, prep)
+    for doc_id in ("Acme_q0", "Acme_q1"):
+        assert "zorblax" in result.selected[doc_id]
+        assert not any("Zorblax" in c.text for c in result.chunks if c.doc_id == doc_id)

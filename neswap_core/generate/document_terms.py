@@ -140,7 +140,7 @@ class TermModel:
     Parameters: ``prior_share`` (Dirichlet prior strength as a share of the counts),
     ``random_state`` (the reading's split in halves). Fitted: ``classes_``, ``vocabulary_``
     {type: column}, ``z_`` (classes × types), ``z_corpus_`` and ``z_reading_`` (None without a
-    reading).
+    reading), ``spread_`` (per type: how many companies' corpus documents use it).
     """
 
     def __init__(self, *, prior_share: float = 0.1, random_state: int = 0):
@@ -166,6 +166,8 @@ class TermModel:
             seen = m.sum(axis=0) > 0  # a type of another part has no z here (0)
             if seen.any():
                 z[name][:, seen] = log_odds_z(m[:, seen], self.prior_share * m.sum())
+            if name == "corpus":
+                self.spread_ = (m > 0).sum(axis=0)
         self.classes_ = np.array(classes, dtype=object)
         self.z_corpus_ = z["corpus"]
         self.z_reading_ = np.minimum(z["half0"], z["half1"]) if "half0" in z else None
@@ -182,6 +184,12 @@ class TermModel:
         cols = np.array([self.vocabulary_.get(t, -1) for t in keys], dtype=np.int64)
         return np.where(cols >= 0, self.z_[k, np.maximum(cols, 0)], 0.0)
 
+    def exclusive(self, keys: Sequence[str]) -> np.ndarray:
+        """Whether each type of ``keys`` is used by exactly one company's corpus documents."""
+        cols = np.array([self.vocabulary_.get(t, -1) for t in keys], dtype=np.int64)
+        spread = self.spread_[np.maximum(cols, 0)] if len(cols) else np.zeros(0, dtype=np.int64)
+        return (cols >= 0) & (spread == 1)
+
 
 @dataclass
 class DocTerms:
@@ -195,6 +203,7 @@ class DocTerms:
     score: dict = field(default_factory=dict)  # key -> z
     kind: dict = field(default_factory=dict)  # key -> (n words, capitalised, category, shape)
     surface: dict = field(default_factory=dict)  # key -> most frequent surface form
+    only: set = field(default_factory=set)  # keys no other company's corpus documents use
 
     def cost(self, key: str) -> int:
         """Words changed when ``key`` is treated at every occurrence."""
@@ -222,6 +231,7 @@ def document_terms(chunks: Sequence[Chunk], model: TermModel) -> dict[str, DocTe
     for d in docs.values():
         keys = list(d.occ)
         d.score = {k: float(z) for k, z in zip(keys, model.score(d.company, keys), strict=True)}
+        d.only = {k for k, one in zip(keys, model.exclusive(keys), strict=True) if one}
         for k, occ in d.occ.items():
             surface = Counter(o.surface for _, o in occ).most_common(1)[0][0]
             cap = sum(o.surface[0].isupper() for _, o in occ) > len(occ) / 2
