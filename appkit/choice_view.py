@@ -68,6 +68,19 @@ class AppChoice:
         return text + "."
 
 
+def plain(text: str) -> str:
+    """A core sentence for the screen: the CLI names run.toml's settings ("more plan_rounds",
+    "max_document_accuracy to 0.5"); the app names them in words (``state.SETTING_NAMES``)."""
+    import re
+
+    from .state import SETTING_NAMES, plain_message
+
+    names = set(RunConfig().settings()) | set(SETTING_NAMES)
+    return re.sub(r"\b([a-z]+(?:_[a-z]+)+)\b",
+                  lambda m: SETTING_NAMES.get(m[1], m[1].replace("_", " ")) if m[1] in names
+                  else m[1], plain_message(text))
+
+
 def _pin(stage, table) -> dict:
     """run.toml's pin for the analyst's pinned release: a plan by its plan and stage (as
     ``views_export.pin_plan`` stored them), any other candidate of these settings by its id."""
@@ -157,6 +170,6 @@ def release_in_use(stage, table) -> tuple[str | None, str]:
     app = last_choice(stage)
     if app is None or app.release_id is None or app.release_id in table.index:
         return (fallback if app is None or app.release_id is None else app.release_id), ""
-    return fallback, (f"The release in use, {md_text(app.release_id)} ({md_text(app.choice.reason)}), "
+    return fallback, (f"The release in use, {md_text(app.release_id)} ({md_text(plain(app.choice.reason))}), "
                       "is not a swap round of the paper: its verdict is on 5 · Risk–utility "
                       f"frontier and 6 · Export. Shown here: {md_text(str(fallback))}.")

@@ -200,9 +200,9 @@ st.caption("Read: the categories swapped, the number of swapped pairs, the share
 why = st.success if app.choice.goal_met is not False else st.warning
 why(f"**Why this release:** {app.why_sentence()}", icon=":material/star:")
 if app.goal_missed:  # refused out loud, as the command line does
-    st.warning(f"**Goal not met:** {md_text(app.choice.goal_sentence)}", icon=":material/flag:")
+    st.warning(f"**Goal not met:** {md_text(cv.plain(app.choice.goal_sentence))}", icon=":material/flag:")
 if app.note:
-    st.caption(md_text(app.note))
+    st.caption(md_text(cv.plain(app.note)))
 if app.choice.why == PINNED:
     if chosen_id in table.index:
         st.info(f"**In use on the Swaps and Export pages:** {vf.choice_sentence(table, chosen_id)} "

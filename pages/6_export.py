@@ -31,7 +31,7 @@ sweep, table = vr.sweep_table_or_stop(stage, population, "export")
 with user_errors():  # the core's choice (pinned, goal or line) and its result, as the CLI's
     app = cv.app_choice(stage, vr.progress_bar("Measuring every candidate"), measure=True)
 if app.release_id is None:
-    st.warning(f"There is no release to export. {md_text(app.choice.reason)}")
+    st.warning(f"There is no release to export. {md_text(cv.plain(app.choice.reason))}")
     st.stop()
 if s.get("chosen_release") and app.choice.why != "pinned":
     st.warning("The release you pinned is not among the candidates of the current settings any "
@@ -51,7 +51,7 @@ st.info(f"**Release:** {md_text(export.release_id)} · {md_text(describe_candida
         f"{fmt_number(after['du'], 4)}", icon=":material/description:")
 st.markdown(app.why_sentence())
 if app.goal_missed:
-    st.warning(f"**Goal not met:** {md_text(app.choice.goal_sentence)}", icon=":material/flag:")
+    st.warning(f"**Goal not met:** {md_text(cv.plain(app.choice.goal_sentence))}", icon=":material/flag:")
 st.caption("Change the release on **5 · Risk–utility frontier** or **4 · Swaps** (plans too) and "
            "review its changes on **4 · Swaps**.")
 

@@ -93,3 +93,13 @@ def test_pinning_on_the_frontier_overrides_the_goal_and_unpinning_restores_it(wo
     why = [b.value for b in [*frontier.success, *frontier.warning]
            if b.value.startswith("**Why this release:**")]
     assert why and "because of your goal" in why[0]
+
+
+def test_the_cores_goal_sentences_reach_the_screen_in_words():
+    from appkit.choice_view import plain
+    from neswap_core.choose.goals import Goal, missed_sentence
+
+    goal = Goal.from_config(RunConfig().replace(max_document_accuracy=0.2))
+    text = plain(missed_sentence(goal, "document 30 %", {"document_accuracy": 0.4}))
+    assert not re.search(r"\b[a-z]+_[a-z_]+\b", text), text  # no setting's field name
+    assert "document levels" in text and "plan rounds" in text
