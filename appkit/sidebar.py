@@ -40,9 +40,16 @@ def next_step(has_mixture: bool, has_releases: bool, pinned: bool, decisions: in
 
 
 def _release_lines(stage, chosen: str | None) -> tuple[list[str], bool, str | None]:
-    """Lines about the release in use, if the releases are built; whether they are; its id."""
-    from neswap_core.choose.frontier import choose_release
+    """Lines about the release in use, if the releases are built; whether they are; its id.
 
+    The release is the core's choice a page computed for these settings (``choice_view``:
+    pinned, the goal's or the line's, as the CLI chooses); before any page did, the pinned
+    release or, without a goal, the line's pick; with a goal, where to see its release."""
+    from neswap_core.choose.chosen import GOAL, PINNED
+    from neswap_core.choose.frontier import choose_release
+    from neswap_core.choose.goals import Goal
+
+    from .choice_view import last_choice
     from .pipeline import SWEEPS_READY
 
     if stage.sweep_key not in SWEEPS_READY:
@@ -51,12 +58,25 @@ def _release_lines(stage, chosen: str | None) -> tuple[list[str], bool, str | No
     if not len(table):
         return ["Releases: none possible with these settings"], True, None
     s = stage.settings
-    if chosen and (s.get("chosen_plan") or {}).get("release_id") == chosen:
+    app = last_choice(stage)
+    if app is not None and app.release_id is not None:
+        how = {PINNED: "pinned by you", GOAL: "chosen by your goal" if app.choice.goal_met
+               else "the closest to your goal, which none meets"}.get(
+                   app.choice.why, "picked by your trade-off line")
+        pick, rows = app.release_id, app.candidates.table
+    elif chosen and (s.get("chosen_plan") or {}).get("release_id") == chosen:
         return [f"Release: **{md_text(chosen)}** (a plan release pinned by you)"], True, chosen
-    pick = chosen if chosen in table.index else choose_release(
-        table, float(s["trade_off_a"]), float(s["trade_off_c"])).index
-    row = table.loc[pick]
-    how = "pinned by you" if chosen in table.index else "picked by your trade-off line"
+    elif chosen in table.index:
+        pick, rows, how = chosen, table, "pinned by you"
+    elif Goal.from_config(stage.config) is not None:
+        return ["Release: chosen by your goal (open 5 · Risk–utility frontier to measure the "
+                "candidates)"], True, None
+    else:
+        pick, rows = choose_release(table, float(s["trade_off_a"]), float(s["trade_off_c"])).index, table
+        how = "picked by your trade-off line"
+    if pick is None or pick not in rows.index:
+        return ["Releases: open 5 · Risk–utility frontier"], True, None
+    row = rows.loc[pick]
     lines = [f"Release: **{md_text(pick)}** ({how})",
              f"Model risk DR {fmt_number(row['dr'], 4)} · utility DU {fmt_number(row['du'], 4)} "
              "(as generated)"]

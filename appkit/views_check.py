@@ -18,7 +18,12 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from neswap_core.choose.attack_columns import IN_CORPUS, READING
-from neswap_core.measure.audit import RenyiAudit, audit_comparison, released_embeddings
+from neswap_core.measure.audit import (
+    RenyiAudit,
+    audit_comparison,
+    epsilon_reading,
+    released_embeddings,
+)
 
 from .pipeline import _Memo, digest, embedder
 from .widgets import fmt_number
@@ -81,7 +86,8 @@ def audit_sentence(pair: AuditPair) -> str:
             f"{fmt_number(b.epsilon_, 5)} before this release and {fmt_number(a.epsilon_, 5)} after; "
             f"the estimator gives up to {fmt_number(floor, 5)} for documents that do not differ at "
             "all (permutation floor). Lower ε means a document blends in better; only the part "
-            "above the floor is evidence that it stands out.")
+            "above the floor is evidence that it stands out. How to read "
+            f"ε = {fmt_number(a.epsilon_, 3)}: {epsilon_reading(a.epsilon_, floor)}.")
 
 
 COMPARISON_COLUMNS = {

@@ -34,7 +34,7 @@ from neswap_core.publish.bundle import Bundle
 from neswap_core.publish.leaks import LeakGroup, LeakHit, group_hits
 
 from . import views_release as vr
-from .pipeline import _Memo, digest, measured
+from .pipeline import _Memo, digest
 from .widgets import md_text, run_with_progress
 
 ACCEPTED_SETTING = "accepted_leaks"
@@ -146,22 +146,31 @@ def corpus_label(stage) -> str:
     return "data/sample" if stage.source == "sample" else "PATH/TO/YOUR/FILES"
 
 
-def export_config(stage, release_id: str, plans) -> RunConfig:
-    """run.toml of the release ``release_id``: the settings, corrections, the review decisions
-    that concern it and its identity (a plan by its plan and stage, ``PlanStage.identity``)."""
+def export_config(stage, release_id: str, candidates) -> RunConfig:
+    """run.toml of the release ``release_id`` (a candidate of ``candidates``): the settings as
+    the CLI runs them (``search_for_goal``), corrections, the review decisions that concern it
+    and its identity (a plan by its plan and stage, ``PlanStage.identity``; a paper round or a
+    document-defence level by its id)."""
+    from neswap_core.choose.goals import search_for_goal
+    from neswap_core.choose.sources import PaperRound
+
     from .state import run_config
 
     ws, s = stage.workspace, stage.settings
-    if plans is not None and release_id in plans.table.index:
-        identity = PlanStage(plans, release_id).identity()
+    source = candidates.source(release_id)
+    if isinstance(source, PlanStage):
+        identity = source.identity()
         decisions = ws.decisions(stage.review_key)
-    else:
+    elif isinstance(source, PaperRound):
         population = float(s["population"])
         release = vr.reviewed_release(stage.sweep(), stage.sweep_key, stage.table(population),
                                       release_id, ws.decisions, population)  # fmt: skip
         identity, decisions = {"release": release_id}, release.decisions
-    return run_config(s, corpus=corpus_label(stage), corrections=stage.corrections(),
-                      decisions=decision_rows(decisions), **identity)
+    else:  # a document-defence level: the app has no review of its changes yet
+        identity, decisions = {"release": release_id}, {}
+    config = run_config(s, corpus=corpus_label(stage), corrections=stage.corrections(),
+                        decisions=decision_rows(decisions), **identity)
+    return search_for_goal(config)[0]
 
 
 _SCORERS = _Memo(4)
@@ -235,16 +244,14 @@ class Export:
         return Export(config, result, digest([self.cache_key, options]))
 
 
-def export_for(stage, release_id: str, plans, progress=None) -> Export:
-    """The ``Export`` of ``release_id`` (see the module docstring); measured with the CLI's
-    attackers, every candidate of the settings (cached per settings and attackers)."""
-    config = export_config(stage, release_id, plans)
-    attackers = scorers(stage, config.sweep.seed)
-    candidates = stage.candidates(progress)
-    key = digest([stage.plans_key, stage.roles_key, sorted(attackers), "measured"])
-    table = measured(key, candidates, config, attackers, progress)
-    result = finish_release(config, stage.corpus(), stage.clean().corpus, table, attackers)
-    cache_key = digest([key, config.to_dict()])
+def export_for(stage, app) -> Export:
+    """The ``Export`` of the app's release (``choice_view.app_choice`` with ``measure=True``:
+    every candidate measured by the CLI's attackers); see the module docstring."""
+    release_id = str(app.release_id)
+    config = export_config(stage, release_id, app.candidates)
+    result = finish_release(config, stage.corpus(), stage.clean().corpus, app.candidates,
+                            app.scorers, notes=[app.note] if app.note else [])  # fmt: skip
+    cache_key = digest([stage.plans_key, stage.roles_key, sorted(app.scorers), config.to_dict()])
     return Export(config, result, cache_key)
 
 

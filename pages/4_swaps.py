@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from appkit import choice_view as cv
 from appkit import views_export as ve
 from appkit import views_plans as vp
 from appkit import views_release as vr
@@ -56,8 +57,10 @@ if int(s.get("plan_rounds", 0)) > 0:
         plans = stage.candidates(vr.progress_bar("Building plan candidates")).plans
 
 # --- which release ---------------------------------------------------------------------------------
-chosen_id, _ = vr.pick_release(table, s.get("chosen_release"), s["trade_off_a"], s["trade_off_c"])
+chosen_id, not_in_use = cv.release_in_use(stage, table)  # the core's choice (choice_view)
 chosen_id = ve.pinned_plan(stage, plans) or chosen_id  # a pinned plan release (Export writes it)
+if not_in_use and chosen_id in table.index:
+    st.info(not_in_use, icon=":material/info:")
 ids = list(table.index) + (list(plans.table.index) if plans is not None else [])
 if st.session_state.get("swaps_release") not in ids:
     st.session_state["swaps_release"] = chosen_id

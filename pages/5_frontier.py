@@ -6,6 +6,7 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
+from appkit import choice_view as cv
 from appkit import verdict_view as vv
 from appkit import views_check as vc
 from appkit import views_explain as ve
@@ -16,6 +17,7 @@ from appkit.corpus_checks import show_corpus_problems
 from appkit.pipeline import AUTO_LINE, pitman_table, release_table
 from appkit.state import corpus_fingerprint, current, plain_message, save_settings
 from appkit.widgets import fmt_number, md_text, user_errors
+from neswap_core.choose.chosen import PINNED
 from neswap_core.choose.frontier import choose_release, default_offset, frontier_mask
 from neswap_core.config import PAPER_POPULATIONS
 
@@ -133,7 +135,9 @@ st.caption("Trade-off line **DR = c + a·DU**: releases on or below it are accep
            "(the paper's choice), c is simply the highest risk DR you accept.")
 
 line_pick = choose_release(table, a, c)
-chosen_id, _ = vr.pick_release(table, s.get("chosen_release"), a, c)
+with user_errors():  # the core's one chooser (pinned, goal or line), as the CLI's release
+    app = cv.app_choice(stage, vr.progress_bar("Measuring the candidates for your goal"))
+chosen_id = app.release_id
 
 # --- measured protection: the attacker's accuracy as a risk axis (SPEC §8) ------------------------------
 attack = None
@@ -162,16 +166,20 @@ st.plotly_chart(vf.frontier_figure(table, chosen_id, a, c, line_pick=line_pick.i
                 width="stretch", config={"displaylogo": False}, key="frontier_chart",
                 on_select=partial(use_clicked, table), selection_mode="points")
 st.caption("**Click a point** to use that release on the Swaps, Export and Check pages.")
+if chosen_id is not None and chosen_id not in table.index:
+    st.caption(f"The release in use, {md_text(chosen_id)}, is not a swap round of the paper, so "
+               "it is not on this chart (it is listed on **4 · Swaps** and written by "
+               "**6 · Export**).")
+changed = None
 if chosen_id is not None:  # the verdict of the release in use: every attacker of the CLI
     with user_errors(stop=False):
-        chosen_release = vr.reviewed_release(sweep, stage.sweep_key, table, chosen_id, ws.decisions,
-                                             population)
-        verdict = vv.verdict_of(vexp.release_figures(stage, vc.changed_chunks(chosen_release)), s)
+        changed = cv.changed_texts(stage, app)
+        verdict = vv.verdict_of(vexp.release_figures(stage, changed), s)
         vv.show(verdict, key="frontier_verdict")
         vv.remember(ws, corpus_fingerprint(s), chosen_id, verdict, "5 · Frontier, after your review")
-if attack is not None and chosen_id is not None:
+if attack is not None and changed is not None:
     with user_errors(stop=False):
-        before, after = vc.measures(attack, vc.changed_chunks(chosen_release))
+        before, after = vc.measures(attack, changed)
         st.markdown(vc.accuracy_sentence(attack, before, after))
         st.caption(("Outside reader: trained on other texts of the same companies. "
                     if attack.kind == vc.READING else
@@ -189,22 +197,29 @@ st.caption("Read: the categories swapped, the number of swapped pairs, the share
            "changed (2 per pair), the risk DR (1 = no protection) and the utility DU "
            "(1 = the cluster structure of the text is fully kept).")
 
-stored = s.get("chosen_release")
-if stored in table.index and stored != line_pick.index:
-    st.info(f"**In use on the Swaps and Export pages:** {vf.choice_sentence(table, stored)} "
-            "(you picked it earlier; it is the gold star).")
-    st.button("Use the line's release instead", on_click=save_settings, args=(ws,),
-              kwargs={"chosen_release": line_pick.index}, key="frontier_use_line")
-elif stored == line_pick.index:
-    st.caption("✓ This release is in use on the Swaps and Export pages.")
-else:
-    st.button("Use this release", type="primary", on_click=save_settings, args=(ws,),
+why = st.success if app.choice.goal_met is not False else st.warning
+why(f"**Why this release:** {app.why_sentence()}", icon=":material/star:")
+if app.goal_missed:  # refused out loud, as the command line does
+    st.warning(f"**Goal not met:** {md_text(cv.plain(app.choice.goal_sentence))}", icon=":material/flag:")
+if app.note:
+    st.caption(md_text(cv.plain(app.note)))
+if app.choice.why == PINNED:
+    if chosen_id in table.index:
+        st.info(f"**In use on the Swaps and Export pages:** {vf.choice_sentence(table, chosen_id)} "
+                "(you pinned it; it is the gold star).")
+    st.caption("✓ This release is in use on the Swaps and Export pages until you unpin it.")
+    st.button("Unpin: let your goal and line choose", on_click=save_settings, args=(ws,),
+              kwargs={"chosen_release": None}, key="frontier_unpin")
+elif line_pick.index is not None:
+    label = ("Pin the line's release instead" if line_pick.index != chosen_id else
+             "Pin this release")
+    st.button(label, on_click=save_settings, args=(ws,),
               kwargs={"chosen_release": line_pick.index}, key="frontier_use",
-              help="Pin this release for review (4 · Swaps) and export (6 · Export). Until you "
-              "do, those pages follow the line.")
+              help="Pin a release: it stays in use (4 · Swaps, 6 · Export) whatever the goal "
+              "or the line would choose, and run.toml names it.")
 
 # --- what the numbers say, in sentences (issue 13) ------------------------------------------------
-explained = stored if stored in table.index else line_pick.index
+explained = chosen_id if chosen_id in table.index else line_pick.index
 if explained is not None:
     with user_errors(stop=False), st.container(border=True, key="frontier_explained"):
         row = table.loc[explained]

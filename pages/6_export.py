@@ -4,6 +4,7 @@ import re
 
 import streamlit as st
 
+from appkit import choice_view as cv
 from appkit import verdict_view as vv
 from appkit import views_export as ve
 from appkit import views_frontier as vf
@@ -27,20 +28,18 @@ show_corpus_problems(stage)
 population, a, c = float(s["population"]), float(s["trade_off_a"]), float(s["trade_off_c"])
 
 sweep, table = vr.sweep_table_or_stop(stage, population, "export")
-plans = None
-if int(s.get("plan_rounds", 0)) > 0:  # every candidate, the paper's and the plans' (as the CLI)
-    with user_errors():
-        plans = stage.candidates(vr.progress_bar("Building plan candidates")).plans
-
-chosen_id, line = vr.pick_release(table, s.get("chosen_release"), a, c)
-plan_id = ve.pinned_plan(stage, plans)
-if plan_id is None and s.get(ve.PLAN_SETTING) and s.get("chosen_release") not in table.index:
-    st.warning("The plan release you pinned is not among the candidates of the current plan "
-               "settings any more; the trade-off line's release is exported instead. Pin a "
-               "release again on **4 · Swaps**.")
-chosen_id = plan_id or chosen_id
-with user_errors():  # the core's result for this release and its review (as the CLI's)
-    export = ve.export_for(stage, chosen_id, plans, vr.progress_bar("Measuring every candidate"))
+with user_errors():  # the core's choice (pinned, goal or line) and its result, as the CLI's
+    app = cv.app_choice(stage, vr.progress_bar("Measuring every candidate"), measure=True)
+if app.release_id is None:
+    st.warning(f"There is no release to export. {md_text(cv.plain(app.choice.reason))}")
+    st.stop()
+if s.get("chosen_release") and app.choice.why != "pinned":
+    st.warning("The release you pinned is not among the candidates of the current settings any "
+               "more; the release your goal or trade-off line chooses is exported instead. Pin a "
+               "release again on **4 · Swaps** or **5 · Risk–utility frontier**.")
+chosen_id, line = app.release_id, app.choice.line
+with user_errors():
+    export = ve.export_for(stage, app)
 row, after = export.result.row, export.result.release.measures
 with user_errors():
     verdict = ve.verdict_of(export)
@@ -50,6 +49,9 @@ st.info(f"**Release:** {md_text(export.release_id)} · {md_text(describe_candida
         "**After your review:** "
         f"{export.review_sentence()}: model risk DR {fmt_number(after['dr'], 4)}, utility DU "
         f"{fmt_number(after['du'], 4)}", icon=":material/description:")
+st.markdown(app.why_sentence())
+if app.goal_missed:
+    st.warning(f"**Goal not met:** {md_text(cv.plain(app.choice.goal_sentence))}", icon=":material/flag:")
 st.caption("Change the release on **5 · Risk–utility frontier** or **4 · Swaps** (plans too) and "
            "review its changes on **4 · Swaps**.")
 
@@ -143,8 +145,11 @@ notes = [f"run.toml pins this release ({md_text(export.release_id)}"
          + (", found by its plan and stage" if export.pinned_plan else "")
          + f") and holds your {len(stage.corrections())} entity correction(s) and "
          f"{len(export.config.review.decisions)} review decision(s): the command line writes the same "
-         "released/ files. (With `release = \"\"` the command line writes the pick of your "
-         f"trade-off line DR = {c:g} + {a:g}·DU instead.)"]
+         "released/ files. (With `release = \"\"` the command line chooses as this page does "
+         "when nothing is pinned: " + (f"your goal's release ({md_text(app.choice.goal.release_id)})"
+                                        if app.choice.goal is not None and app.choice.goal.release_id
+                                        else f"the pick of your trade-off line DR = {c:g} + {a:g}·DU")
+         + ".)"]
 if stage.source != "sample":
     notes.append("Replace `PATH/TO/YOUR/FILES` in run.toml by the folder or file you uploaded.")
 if len(notes) > 1:

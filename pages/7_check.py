@@ -5,6 +5,7 @@ import os
 
 import streamlit as st
 
+from appkit import choice_view as cv
 from appkit import views_check as vc
 from appkit import views_frontier as vf
 from appkit import views_llm as vl
@@ -13,6 +14,7 @@ from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
 from appkit.state import current
 from appkit.widgets import delta, fmt_number, user_errors
+from neswap_core.measure.audit import epsilon_reading
 from neswap_core.measure.llm import ENV_KEY, ENV_MODEL, ENV_URL
 
 st.title("7 · Check")
@@ -31,7 +33,9 @@ population, a, c = float(s["population"]), float(s["trade_off_a"]), float(s["tra
 
 sweep, table = vr.sweep_table_or_stop(stage, population, "check")
 
-chosen_id, _ = vr.pick_release(table, s.get("chosen_release"), a, c)
+chosen_id, not_in_use = cv.release_in_use(stage, table)  # the core's choice (choice_view)
+if not_in_use:
+    st.info(not_in_use, icon=":material/info:")
 release = vr.reviewed_release(sweep, stage.sweep_key, table, chosen_id, ws.decisions, population)
 changed = vc.changed_chunks(release)
 st.success(f"**Release checked:** {vf.choice_sentence(table, chosen_id)}  \n"
@@ -215,6 +219,8 @@ cols[1].metric("Corpus ε after", fmt_number(pair.after.epsilon_, 5),
 cols[2].metric("Permutation floor (largest)",
                fmt_number(pair.before.documents_["epsilon_floor"].max(), 5),
                help="What the estimator reports when nothing differs: ε near it means no evidence.")
+st.caption(f"**ε = {fmt_number(pair.after.epsilon_, 3)} after the release:** "
+           f"{epsilon_reading(pair.after.epsilon_, pair.before.documents_['epsilon_floor'].max())}.")
 
 comparison = vc.comparison_view(pair)
 documents = comparison["document"].tolist()

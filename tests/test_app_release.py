@@ -279,9 +279,11 @@ def test_export_offers_every_download(workspace):
 
 
 def test_export_files_apply_the_review(workspace):
+    from appkit import choice_view as cv
     from appkit import views_export as ve
     from appkit import views_frontier as vf
     from appkit import views_release as vr
+    from appkit.state import save_settings
 
     run_page("6_export")
     stage = stage_for(workspace)
@@ -291,7 +293,8 @@ def test_export_files_apply_the_review(workspace):
     key = vr.release_key(stage.sweep_key, release_id)
     rec0 = sweep.draws_for(tuple(table.loc[release_id, "categories"]))[0].run.records[0]
     workspace.set_decision(key, vr.pair_key(rec0), "reject", "keep this pair")
-    export = ve.export_for(stage, release_id, None)
+    save_settings(workspace, chosen_release=release_id)  # pinned, as on the Frontier page
+    export = ve.export_for(stage_for(workspace), cv.app_choice(stage_for(workspace), measure=True))
     assert export.config.review.release == release_id
     assert export.config.review.decisions == [{"key": vr.pair_key(rec0), "decision": "reject",
                                         "note": "keep this pair"}]

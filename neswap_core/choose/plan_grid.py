@@ -199,10 +199,16 @@ def plan_candidates(
     profiles: dict = {}
     results, rows = [], []
     for k, plan in enumerate(plans):
-        if progress:
-            progress(k / len(plans), plan.describe())
+        within = None
+        if progress:  # within a plan too: a grid of two plans is not at 0 % for half the time
+
+            def within(f: float, message: str, k: int = k, plan=plan) -> None:
+                progress((k + f) / len(plans), f"plan {k + 1} of {len(plans)}, {plan.describe()}: "
+                         f"{message}")
+
+            within(0.0, "starting")
         result = apply_plan(ctx, plan, np.random.default_rng(plan_seed(grid.seed, plan)), rejected,
-                            resources)  # fmt: skip
+                            resources, within)  # fmt: skip
         results.append(result)
         redacts = any(s.kind == "redact" for s in plan.steps)
         for s_index, stage in enumerate(result.stages):

@@ -285,14 +285,23 @@ def _redact(state: _State, step_no: int, s: Redact, resources: PlanResources, re
     return masked
 
 
+#: What the progress display says while a step of a plan runs.
+STEP_NAMES = {"TermSwap": "finding distinctive terms", "SwapRound": "swapping",
+              "OneVsMany": "moving leftovers one-vs-many", "Redact": "masking words"}
+
+
 def run_plan(ctx, plan: Plan, rng: np.random.Generator, rejected: frozenset[str],
-             resources: PlanResources | None = None) -> PlanResult:  # fmt: skip
-    """Apply every step of ``plan`` to ``ctx.chunks``; see the module docstrings."""
+             resources: PlanResources | None = None, progress=None) -> PlanResult:  # fmt: skip
+    """Apply every step of ``plan`` to ``ctx.chunks``; see the module docstrings.
+    ``progress(fraction, message)`` is told before each step (issue 20: a plan's bar moves)."""
     resources = resources or PlanResources(ctx.chunks)
     state = _State(list(ctx.chunks))
     state.note_origins()
     stages: list[PlanStage] = []
     for n, step in enumerate(plan.steps, start=1):
+        if progress is not None:
+            progress((n - 1) / len(plan.steps), f"step {n} of {len(plan.steps)}, "
+                     + STEP_NAMES.get(type(step).__name__, type(step).__name__))
         if isinstance(step, TermSwap):
             from .terms import tag_terms
 

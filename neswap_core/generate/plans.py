@@ -291,10 +291,11 @@ def swap_change(step: int, round_: int, a: Chunk, b: Chunk, exchanges) -> Change
 
 
 def apply_plan(ctx, plan: Plan, rng: np.random.Generator, rejected: frozenset[str] = frozenset(),
-               resources=None):  # fmt: skip
-    """Apply ``plan`` to the pre-swap data of ``ctx`` (a ``ReleaseContext``); see plan_engine."""
+               resources=None, progress=None):  # fmt: skip
+    """Apply ``plan`` to the pre-swap data of ``ctx`` (a ``ReleaseContext``); see plan_engine.
+    ``progress(fraction, message)``: told before each step."""
     from .plan_engine import run_plan
 
     if not isinstance(rng, np.random.Generator):
         raise ConfigError("Pass a numpy.random.Generator, e.g. numpy.random.default_rng(seed).")
-    return run_plan(ctx, plan, rng, frozenset(rejected), resources)
+    return run_plan(ctx, plan, rng, frozenset(rejected), resources, progress)

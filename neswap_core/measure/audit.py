@@ -225,3 +225,32 @@ def audit_comparison(before: RenyiAudit, after: RenyiAudit) -> pd.DataFrame:
             "kl_after": a["kl"],
         }
     ).reset_index()
+
+
+#: ε up to which a (ε, δ) guarantee is read as strong, and as weak (above: none worth the name).
+#: Differential privacy's usual reading: e^ε bounds how much the release may change an
+#: observer's odds of telling one document from the rest; ε ≤ 1 (odds × 2.7 at most) is a
+#: strong guarantee, ε ≤ 10 a weak one (the range deployed systems publish), beyond that e^ε
+#: bounds nothing an analyst can use.
+EPSILON_STRONG, EPSILON_WEAK = 1.0, 10.0
+#: ε within this factor of the permutation floor is no evidence that a document stands out.
+FLOOR_MARGIN = 1.1
+
+
+def epsilon_reading(epsilon: float, floor: float | None = None) -> str:
+    """How to read an audit ε in a few plain words (issue 20: "ε = 157" with no scale), the one
+    place the app, the report and the CLI take it from: the formal guarantee it would give,
+    and, with the permutation ``floor``, whether it is evidence at all."""
+    if epsilon is None or not np.isfinite(epsilon):
+        return "no estimate (too few passages)"
+    if floor is not None and np.isfinite(floor) and epsilon <= FLOOR_MARGIN * floor:
+        near = ("at the permutation floor: no evidence that any document stands out (the "
+                "estimator reports this much for documents that do not differ at all)")
+        return near if epsilon > EPSILON_WEAK else f"{near}; also a weak formal guarantee"
+    if epsilon <= EPSILON_STRONG:
+        return (f"a strong formal guarantee: an observer's odds of telling a document apart "
+                f"change by at most ×{np.exp(epsilon):.1f}")
+    if epsilon <= EPSILON_WEAK:
+        return (f"a weak formal guarantee: an observer's odds of telling a document apart may "
+                f"change by up to ×{np.exp(epsilon):.3g}")
+    return "no meaningful formal guarantee; the measured attack is the figure to read"

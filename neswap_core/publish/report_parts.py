@@ -11,6 +11,8 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from ..measure.audit import epsilon_reading
+
 #: Columns of the tables shown in the report, in order.
 REPORT_COLUMNS: dict[str, tuple[str, ...]] = {
     "candidates": ("release_id", "sampler", "description", "swaps", "du", "dr", "chunk_accuracy",
@@ -69,8 +71,16 @@ def protection_facts(attack: Mapping | None, audit: Mapping | None) -> dict[str,
             facts["divergence audit"] = (
                 f"corpus ε {before:.3f} before the release, {after:.3f} after (the largest "
                 "document's divergence from the rest; read against the permutation floor, "
-                "per document in key/audit.json)")
+                f"per document in key/audit.json); how to read ε = {after:.3g}: "
+                f"{epsilon_reading(after, _largest_floor(audit))}")
     return facts
+
+
+def _largest_floor(audit: Mapping) -> float | None:
+    """The largest per-document permutation floor of audit.json (None when it has none)."""
+    floors = [d.get("epsilon_floor") for d in audit.get("documents", ())]
+    floors = [float(f) for f in floors if f is not None]
+    return max(floors) if floors else None
 
 
 def _share(value) -> str:
