@@ -55,8 +55,11 @@ def test_pooled_sweep_embeds_every_vector_the_serial_sweep_does(tmp_path, monkey
     from neswap_core.prepare.pipeline import prepare_path
 
     monkeypatch.chdir(ROOT)
+    # one level of the document defence (the default grid has six: 3x the test's time, no more
+    # kinds of text to embed)
     config = RunConfig.of(corpus="data/sample", n_components=5, n_init=1, max_swaps=4,
-                          plan_rounds=1, plan_terms=[True], plan_redaction_levels=[0.0, 0.05])
+                          plan_rounds=1, plan_terms=[True], plan_redaction_levels=[0.0, 0.05],
+                          document_levels=[0.1])
     prepared = prepare_path("data/sample", config)
     shared = Path(prepared.config.prepare.cache_dir or ROOT / ".neswap-cache")
     tables, embedders = [], []

@@ -71,7 +71,8 @@ def test_candidate_path_memory_grows_at_most_linearly(monkeypatch):
 
     monkeypatch.chdir(ROOT)
     config = RunConfig.of(corpus="data/sample", n_components=5, n_init=1, max_swaps=10,
-                          plan_rounds=2, plan_terms=[False, True], plan_redaction_levels=[0.0, 0.05])
+                          plan_rounds=2, plan_terms=[False, True], plan_redaction_levels=[0.0, 0.05],
+                          document_levels=[0.1, 0.3])  # two of the default grid's six levels
     prepared = prepare_path("data/sample", config)
     base = len(prepared.chunks)
     rng = np.random.default_rng(0)
