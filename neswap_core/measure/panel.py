@@ -74,6 +74,14 @@ class Family:
     def chunk_scores(self, texts, vectors=None) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 
+    def counts(self, texts):  # pragma: no cover - whole-document families only
+        """Additive per-chunk rows (sparse counts) of ``texts``."""
+        raise NotImplementedError(f"{type(self).__name__} scores chunks, not summed counts")
+
+    def doc_scores(self, counts) -> np.ndarray:  # pragma: no cover - whole-document families only
+        """Scores (n, K) of documents given their summed ``counts``."""
+        raise NotImplementedError(f"{type(self).__name__} scores chunks, not summed counts")
+
 
 class LinearTextFamily(Family):
     """TF-IDF (any analyzer) + a linear classifier; scores are log-probabilities (LR, NB) or
@@ -194,8 +202,6 @@ class BM25Family(RetrievalFamily):
 
     def fit(self, texts, labels, doc_ids=None, vectors=None):
         super().fit(texts, labels)
-        from sklearn.feature_extraction.text import CountVectorizer
-
         c = self.counter_.transform(list(texts))
         labels = np.asarray(labels, dtype=object)
         member = sparse.csr_matrix((np.ones(len(labels)), (np.searchsorted(self.classes_, labels),
@@ -209,7 +215,6 @@ class BM25Family(RetrievalFamily):
         tf = tf.tocoo()
         w = tf.data * (self.k1 + 1) / (tf.data + norm[tf.row]) * idf[tf.col]
         self.weights_ = sparse.csr_matrix((w, (tf.row, tf.col)), shape=tf.shape)
-        del CountVectorizer
         return self
 
     def doc_scores(self, counts) -> np.ndarray:
@@ -278,8 +283,8 @@ class FamilyScore:
     chunk_accuracy: float
     document_accuracy: float
     named_documents: tuple = field(default=(), repr=False)
-    chunk_named: np.ndarray | None = field(default=None, repr=False)  # per chunk position
-    doc_named: np.ndarray | None = field(default=None, repr=False)  # per scorer.documents_
+    chunk_named: np.ndarray = field(default_factory=lambda: np.zeros(0, bool), repr=False)  # per chunk
+    doc_named: np.ndarray = field(default_factory=lambda: np.zeros(0, bool), repr=False)  # per scorer.documents_
 
 
 @dataclass
