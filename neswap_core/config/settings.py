@@ -25,7 +25,7 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import ConfigError
 from .defaults import (
@@ -106,6 +106,7 @@ class _Section:
     """Type checks of a section's fields (``_checked``) and its range checks (``check``)."""
 
     name = ""
+    __dataclass_fields__: ClassVar[dict[str, Any]]  # every section is a dataclass
 
     def __post_init__(self) -> None:
         hints = typing.get_type_hints(type(self))

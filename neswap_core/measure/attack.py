@@ -76,7 +76,7 @@ class TextAttacker(BaseEstimator):
         self.max_iter = max_iter
         self.random_state = random_state
 
-    def fit(self, texts: Sequence[str], labels: Sequence[str]) -> TextAttacker:
+    def fit(self, texts: Sequence[str], labels: Sequence[str] | np.ndarray) -> TextAttacker:
         """Learn the vocabulary, idf and class weights from ``texts`` labelled by company."""
         import warnings
 
@@ -155,7 +155,7 @@ class TextAttacker(BaseEstimator):
 
 
 def fold_assignment(
-    groups: Sequence[str], n_folds: int = DEFAULT_FOLDS, random_state: int | None = 0
+    groups: Sequence[str] | np.ndarray, n_folds: int = DEFAULT_FOLDS, random_state: int | None = 0
 ) -> np.ndarray:
     """Fold (0..n_folds−1) of every item: each group's items are shuffled and dealt round-robin
     from a random starting fold, so every document spreads over the folds and fold sizes balance."""
@@ -264,7 +264,7 @@ class CrossFittedAttacker(BaseEstimator):
         return model
 
     def term_weights(
-        self, texts: Sequence[str], label: str, positions: Sequence[int] | None = None
+        self, texts: Sequence[str], label: str, positions: Sequence[int] | np.ndarray | None = None
     ) -> pd.Series:
         """Per term, Σ of tf-idf × coefficient of ``label`` under each position's fold model."""
         self._check()
@@ -274,7 +274,7 @@ class CrossFittedAttacker(BaseEstimator):
         parts = []
         for f in np.unique(self.folds_[at]):
             rows = np.flatnonzero(self.folds_[at] == f)
-            parts.append(self._fold_model(int(f)).term_weights([texts[i] for i in rows], label))
+            parts.append(self._fold_model(int(f)).term_weights([texts[i] for i in rows.tolist()], label))
         if not parts:
             return pd.Series(dtype=float)
         total = pd.concat(parts).groupby(level=0).sum()

@@ -251,6 +251,10 @@ class AttackerPanel:
     ``fit_seconds_`` {name: seconds}.
     """
 
+    # set by measure/panel_cache.fitted_panel: read from its cache file, and the load or fit time
+    loaded_from_cache_: bool
+    cache_seconds_: float
+
     def __init__(self, families: Sequence[str] = CORE_FAMILIES, *, random_state: int = 0):
         self.families = tuple(families)
         self.random_state = random_state

@@ -122,7 +122,7 @@ def embed_chunks(
     """
     if not chunks:
         return np.zeros((0, 0), dtype=np.float32)
-    out = None
+    out: np.ndarray | None = None
     for lo in range(0, len(chunks), batch_chunks):
         vectors = embedder.encode([c.text for c in chunks[lo : lo + batch_chunks]])
         if out is None:
@@ -133,6 +133,7 @@ def embed_chunks(
                 else np.empty(shape, dtype=np.float32)
             )
         out[lo : lo + len(vectors)] = vectors
+    assert out is not None  # chunks is not empty
     if isinstance(out, np.memmap):
         out.flush()
     return out
@@ -277,7 +278,7 @@ def stack_vectors(blocks: list[np.ndarray], out_path: str | Path | None = None) 
     for i, block in enumerate(blocks):
         out[row : row + len(block)] = block
         row += len(block)
-        blocks[i] = None  # the caller's list lets go of it too
+        blocks[i] = out[:0]  # the caller's list lets go of it too
     if isinstance(out, np.memmap):
         out.flush()
     return out

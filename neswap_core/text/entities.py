@@ -374,6 +374,7 @@ def _drop(spans: list[EntitySpan], fix: EntityCorrection) -> list[EntitySpan]:
 
 
 def _add(text: str, spans: list[EntitySpan], fix: EntityCorrection) -> list[EntitySpan]:
+    assert fix.category is not None  # EntityCorrection: an "add" always has a category
     blocked = placeholder_ranges(text)
     pattern = re.compile(r"(?<!\w)" + re.escape(fix.text) + r"(?!\w)")
     for m in pattern.finditer(text):
