@@ -99,7 +99,7 @@ class EntityCache:
             merge = False
         self._spans, self._seen = spans, seen
         for name in sorted(set(listing) - set(seen)):
-            self._read_shard(self.folder / name, spans)
+            self._read_shard(self.folder / name)
             seen[name] = listing[name]
         if merge:
             self._write(self._spans, merge=[self.folder / n for n in listing])
@@ -109,11 +109,12 @@ class EntityCache:
             _READ.popitem(last=False)
         return self._spans
 
-    def _read_shard(self, shard: Path, spans: dict[str, list[list[Any]]]) -> None:
+    def _read_shard(self, shard: Path) -> None:
         try:
             with open(shard, encoding="utf-8") as handle:
                 rows = [json.loads(line) for line in handle if line.strip()]
-            spans.update({row["k"]: row["s"] for row in rows})
+            assert self._spans is not None  # _load sets it before reading a shard
+            self._spans.update({row["k"]: row["s"] for row in rows})
         except FileNotFoundError:
             pass  # merged into a new shard by another process meanwhile
         except (OSError, ValueError, KeyError, TypeError) as exc:
