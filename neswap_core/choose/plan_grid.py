@@ -84,22 +84,9 @@ class PlanGrid:
     @classmethod
     def from_config(cls, config) -> PlanGrid:
         """The grid a ``RunConfig`` asks for (``plan_*`` settings)."""
-        cats = tuple(config.plans.plan_categories) or tuple(config.swap_categories)
-        return cls(
-            categories=(cats,),
-            rounds=config.plans.plan_rounds,
-            terms=tuple(bool(t) for t in config.plans.plan_terms),
-            redaction_levels=tuple(float(v) for v in config.plans.plan_redaction_levels),
-            redaction_method=config.plans.plan_redaction_method,
-            redaction_fill=config.plans.plan_redaction_fill,
-            redaction_alone=config.plans.plan_redaction_alone,
-            require=config.plans.plan_require,
-            coverage=config.plans.plan_coverage,
-            similarity_floor=config.plans.plan_similarity_floor,
-            concentration_floor=config.plans.plan_concentration_floor,
-            one_vs_many=config.plans.plan_one_vs_many,
-            seed=config.sweep.seed,
-        )
+        params = config.plans.as_params(prefix="plan_")
+        params["categories"] = (params["categories"] or tuple(config.swap_categories),)
+        return cls(**params, seed=config.sweep.seed)
 
 
 @dataclass

@@ -117,6 +117,15 @@ class _Section:
     def check(self) -> None:
         """Ranges and choices; a ``ConfigError`` names the setting, the value and what is allowed."""
 
+    def as_params(self, prefix: str = "", renamed: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The section's settings as keyword arguments of the object they configure (the one
+        place that maps settings to parameters): names without ``prefix`` or as ``renamed``,
+        lists as tuples."""
+        renamed = renamed or {}
+        return {renamed.get(f.name, f.name.removeprefix(prefix)):
+                tuple(v) if isinstance(v := getattr(self, f.name), list) else v
+                for f in fields(self)}  # fmt: skip
+
     def bad(self, key: str, allowed: str) -> ConfigError:
         return _error(f"{self.name}.{key}", getattr(self, key), allowed)
 

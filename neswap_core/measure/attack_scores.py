@@ -110,7 +110,8 @@ class AttackMeasures:
 
 
 def _ranks(log_p: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Rank of the true class (0 = first guess) per row; ``len(classes)`` for unknown labels."""
+    """Rank of the true class per row: how many classes score strictly higher (0 = named; a tie
+    with the best counts as named); ``len(classes)`` for unknown labels. The panel uses it too."""
     n_classes = log_p.shape[1]
     ranks = np.full(len(y), n_classes, dtype=np.int64)
     known = y >= 0

@@ -43,6 +43,7 @@ from scipy import sparse
 
 from ..config.defaults import PANEL_CORE_FAMILIES as CORE_FAMILIES
 from ..config.defaults import PANEL_EXTRA_FAMILIES as EXTRA_FAMILIES
+from .attack_scores import _ranks  # rank of the true class; ties count as named
 
 __all__ = ["CORE_FAMILIES", "EXTRA_FAMILIES", "AttackerPanel", "PanelScorer", "PanelScore", "make_family"]
 
@@ -307,16 +308,6 @@ class PanelScore:
             out[f"{prefix}{n}_chunk"] = s.chunk_accuracy
             out[f"{prefix}{n}_doc"] = s.document_accuracy
         return out
-
-
-def _ranks(scores: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Rank of the true class (0 = named; ties count as named); K for an unknown class."""
-    out = np.full(len(y), scores.shape[1], dtype=np.int64)
-    ok = y >= 0
-    if ok.any():
-        true = scores[ok, y[ok]]
-        out[ok] = (scores[ok] > true[:, None]).sum(axis=1)
-    return out
 
 
 class PanelScorer:

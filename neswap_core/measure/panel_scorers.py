@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from .attack_scores import AttackMeasures, ReleaseScorer
-from .panel import AttackerPanel, BM25Family, Family, LinearTextFamily, RetrievalFamily, _ranks
+from .attack_scores import AttackMeasures, ReleaseScorer, _ranks
+from .panel import AttackerPanel, BM25Family, Family, LinearTextFamily, RetrievalFamily
 
 Embed = Callable[[list[str]], np.ndarray]
 
