@@ -308,7 +308,8 @@ def prepare(
     forked PyTorch or ONNX Runtime thread pool can hang); ``Embedder`` loads on first use.
     """
     from ..models.embedding import Embedder
-    from ..text.entities import EntityFilter, apply_corrections
+    from ..text.corrections import apply_corrections
+    from ..text.entities import EntityFilter
     from ..text.lazy_ner import LazyNer
     from .lanes import run_in_lanes
 
@@ -357,7 +358,7 @@ def prepare(
     embeddings = stack_vectors(blocks, embeddings_path) if chunks else np.zeros((0, 0), np.float32)
     with _timed(timings, "ner", cpu):
         if not corrections and config.review.corrections:  # a run.toml exported by the app
-            from ..text.entities import corrections_from_config
+            from ..text.corrections import corrections_from_config
 
             corrections = corrections_from_config(config.review.corrections)
         if corrections:
