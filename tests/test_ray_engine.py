@@ -93,14 +93,12 @@ def test_local_ray_actors_fit_the_machine():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="known, open (issue 21): after the wave-3 merges the two-transcript "
-                   "subset has no valid pair (exit 3, 'no valid pair ... never share a cluster'), "
-                   "so the Ray/local byte comparison never runs; needs a corpus subset with pairs",
-                   strict=False)
 def test_cli_release_engine_ray_gives_the_local_candidates_and_bytes(tmp_path, monkeypatch):
     """`release --engine ray` (a local Ray: preparation and the sweep's embeddings as Ray
     actors) writes the same candidate table and byte-identical released/ and key/ files as
-    `--engine local`, each from cold embedding and NER caches."""
+    `--engine local`, each from cold embedding and NER caches. Three transcripts and K = 2: two
+    transcripts in K = 3 clusters shared no cluster (no valid pair, exit 3), so nothing was
+    compared; the document defence runs at one level, with no goal (the line chooses)."""
     ray = pytest.importorskip("ray")
     import neswap_core.choose.prefetch as prefetch
     import neswap_core.run_release as runner
@@ -115,14 +113,15 @@ def test_cli_release_engine_ray_gives_the_local_candidates_and_bytes(tmp_path, m
         return embed_jobs_ray(embedder, jobs, options)
 
     monkeypatch.setattr(runner, "embed_jobs_ray", counted)
-    corpus = sample_subset(tmp_path / "corpus", 2)
+    corpus = sample_subset(tmp_path / "corpus", 3)
     outs = {}
     for engine in ("local", "ray"):
         cache = tmp_path / f"cache-{engine}"
         shared_onnx_export(cache)
-        config = RunConfig.of(corpus=str(corpus), cache_dir=str(cache), n_components=3, n_init=1,
+        config = RunConfig.of(corpus=str(corpus), cache_dir=str(cache), n_components=2, n_init=1,
                               max_swaps=4, plan_rounds=1, plan_terms=[True],
-                              plan_redaction_levels=[0.0, 0.05])
+                              plan_redaction_levels=[0.0, 0.05], document_levels=[0.1],
+                              max_document_accuracy=1.0)
         config.save(tmp_path / f"{engine}.toml")
         outs[engine] = tmp_path / engine
         argv = ["release", "--config", str(tmp_path / f"{engine}.toml"), "--out",
@@ -136,9 +135,34 @@ def test_cli_release_engine_ray_gives_the_local_candidates_and_bytes(tmp_path, m
 
     def files(folder):
         return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
-                if p.is_file() and p.name not in ("timings.json", "config.toml", "report.json")}
+                if p.is_file() and p.name not in ("timings.json", "config.toml", "report.json",
+                                                  "report.html")}
 
     local, remote = files(outs["local"]), files(outs["ray"])
     assert sorted(local) == sorted(remote) and "key/candidates.csv" in local
+    assert any(name.startswith("released/") for name in local)
     for name in local:
-        assert local[name] == remote[name], name
+        if name in VALUE_TABLES:  # DU and cosines read float32 vectors embedded in other batches
+            same_table(local[name], remote[name], name)
+        else:
+            assert local[name] == remote[name], name
+
+
+#: Tables compared value for value: the same rows and text, floats to a relative 1e-8 (DU moved
+#: by 1.3e-9 between Ray's and the local engine's batches; released/ is byte-identical).
+VALUE_TABLES = {"key/candidates.csv", "key/frontier.csv"}
+
+
+def same_table(a: bytes, b: bytes, name: str) -> None:
+    import io
+
+    import pandas as pd
+
+    left, right = pd.read_csv(io.BytesIO(a)), pd.read_csv(io.BytesIO(b))
+    assert list(left.columns) == list(right.columns) and len(left) == len(right), name
+    for column in left.columns:
+        if pd.api.types.is_float_dtype(left[column]):
+            np.testing.assert_allclose(left[column], right[column], rtol=1e-8, atol=1e-12,
+                                       err_msg=f"{name}: {column}")
+        else:
+            assert list(left[column]) == list(right[column]), f"{name}: {column}"
