@@ -57,9 +57,11 @@ test: setup browser
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 
+# mypy type-checks the library ([tool.mypy] in pyproject.toml; incremental cache in .mypy_cache)
 lint: setup
 	$(BIN)/ruff check neswap_core appkit pages app.py tests benchmarks
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) .neswap-cache tests/artifacts

@@ -159,7 +159,7 @@ def tagged_chunks(source: str, protect: str, threshold: float, label_map_key: st
 
 @st.cache_data(show_spinner=False, max_entries=16)  # no model: fast
 def corrected_chunks(chunks_key: str, corrections_key: str, _chunks: list[Chunk], _corrections: list) -> list[Chunk]:
-    from neswap_core.text.entities import apply_corrections
+    from neswap_core.text.corrections import apply_corrections
 
     return apply_corrections(_chunks, _corrections) if _corrections else list(_chunks)
 
@@ -341,7 +341,7 @@ class Stage:
                              progress)
 
     def corrections(self) -> list:
-        from neswap_core.text.entities import EntityCorrection
+        from neswap_core.text.corrections import EntityCorrection
 
         return [EntityCorrection(action=c["action"], category=c["category"], text=c["text"],
                                  chunk_id=c["chunk_id"]) for c in self.workspace.corrections()]

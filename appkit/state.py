@@ -110,7 +110,7 @@ def run_config(
     analyst's entity corrections (``EntityCorrection`` objects) in order and, in ``pinned``, the
     review and the chosen release (``decisions``, ``release``, ``release_plan``,
     ``release_stage``: views_export.export_config)."""
-    from neswap_core.text.entities import correction_to_dict
+    from neswap_core.text.corrections import correction_to_dict
 
     config = values.config if isinstance(values, Settings) else RunConfig.of(
         **{k: v for k, v in values.items() if k in DEFAULT_SETTINGS and k not in APP_DEFAULTS})

@@ -9,7 +9,6 @@ correction* stores the correction once and says so, never an error.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import pandas as pd
@@ -17,6 +16,7 @@ import streamlit as st
 
 from neswap_core import Chunk
 from neswap_core.config import CATEGORIES
+from neswap_core.text.corrections import EntityCorrection, passages_matched
 from neswap_core.workspace.store import Workspace
 
 from .views_prep import chunk_label
@@ -45,18 +45,6 @@ def entity_frame(chunks: Sequence[Chunk], numbers: dict[str, int]) -> pd.DataFra
     return frame.sort_values(["mentions", "entity"], ascending=[False, True], ignore_index=True)
 
 
-def matches(chunks: Sequence[Chunk], action: str, category: str, text: str,
-            chunk_id: str | None) -> int:
-    """Passages a correction would touch: where ``text`` occurs as a whole word (add), or
-    where it is an entity of ``category`` (drop). 0 means the correction does nothing."""
-    scope = [ch for ch in chunks if chunk_id is None or ch.chunk_id == chunk_id]
-    if action == "drop":
-        return sum(any(s.text == text and s.category == category for s in ch.entities)
-                   for ch in scope)
-    pattern = re.compile(r"(?<!\w)" + re.escape(text) + r"(?!\w)")
-    return sum(bool(pattern.search(ch.text)) for ch in scope)
-
-
 def store_corrections(ws: Workspace, records: list[tuple[str, str, str, str | None]],
                       label: str) -> bool:
     """Store corrections (idempotent); True when at least one was new."""
@@ -79,7 +67,7 @@ def _save_form(ws: Workspace, chunks: Sequence[Chunk], numbers: dict[str, int]) 
     if not text:
         _say("error", "Type the entity's text exactly as it appears in the passage, e.g. iX.")
         return
-    hits = matches(chunks, action, category, text, where)
+    hits = passages_matched(chunks, EntityCorrection(action, category, text, where))
     if not hits:
         what = (f"“{md_text(text)}” does not occur as a whole word in {place}"
                 if action == "add" else f"“{md_text(text)}” is not a {category} entity in {place}")

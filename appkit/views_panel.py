@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from neswap_core.choose.attack_columns import panel_members
+from neswap_core.measure.explain import naming_terms
 from neswap_core.publish.labels import ATTACKER_NAMES
 
 from . import views_check as vc
@@ -139,11 +139,7 @@ def naming_words(p: Panel, measured: dict, changed: dict[int, str], doc_id: str,
         docs = after.documents.set_index("doc_id")
         if not bool(docs.loc[doc_id, "named"]):
             continue
-        scorer = p.scorers[n]
-        where = np.flatnonzero(scorer.doc_ids == doc_id)
-        texts = [changed.get(int(i), scorer.texts[int(i)]) for i in where]
-        weights = scorer.attacker.term_weights(texts, str(docs.loc[doc_id, "company"]))
-        weights = weights[weights > 0].head(n_words)
+        weights = naming_terms(p.scorers[n], changed, doc_id, n_words)
         if not len(weights):
             rows.append({"attacker": name_of(n), "words and phrases that name it":
                          "(reads the meaning of whole passages, not single words)"})

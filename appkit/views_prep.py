@@ -297,27 +297,6 @@ def chunks_with_categories(chunks: Sequence[Chunk], categories: Sequence[str]) -
     return sum(1 for ch in chunks if any(s.category in cats for s in ch.entities))
 
 
-def correction_matches(raw: Sequence[Chunk], fixed: Sequence[Chunk], record: dict) -> int:
-    """How many chunks a stored correction changes (0 tells the analyst it matched nothing)."""
-    scope = record["chunk_id"]
-    count = 0
-    for before, after in zip(raw, fixed, strict=True):
-        if scope is not None and before.chunk_id != scope:
-            continue
-        has = {(s.category, s.text) for s in after.entities}
-        had = {(s.category, s.text) for s in before.entities}
-        key = (record["category"], record["text"])
-        if (
-            record["action"] == "add"
-            and key in has
-            and any(s.label == "MANUAL" and (s.category, s.text) == key for s in after.entities)
-        ):
-            count += 1
-        elif record["action"] == "drop" and key in had and key not in has:
-            count += 1
-    return count
-
-
 # --- clusters ----------------------------------------------------------------------------------
 def fit_with_warnings(stage, progress=None) -> tuple[object, list[str]]:
     """The stage's fitted mixture and the texts of warnings raised while fitting it."""

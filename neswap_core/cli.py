@@ -63,17 +63,18 @@ class _Bars:
     a bar appears only for stages over 1 s."""
 
     def __init__(self) -> None:
-        self.bar = None
+        self.bar: tqdm | None = None
 
     def __call__(self, desc: str):
         def report(fraction: float, message: str) -> None:
-            if self.bar is None or self.bar.desc != desc:
+            bar = self.bar
+            if bar is None or bar.desc != desc:
                 self.close()
-                self.bar = tqdm(total=100, desc=desc, delay=1.0, leave=False, file=sys.stderr,
-                                bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed} {postfix}")
-            self.bar.n = int(round(100 * min(max(fraction, 0.0), 1.0)))
-            self.bar.set_postfix_str(message, refresh=False)
-            self.bar.refresh()
+                bar = self.bar = tqdm(total=100, desc=desc, delay=1.0, leave=False, file=sys.stderr,
+                                      bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed} {postfix}")
+            bar.n = int(round(100 * min(max(fraction, 0.0), 1.0)))
+            bar.set_postfix_str(message, refresh=False)
+            bar.refresh()
 
         return report
 
@@ -158,6 +159,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     except LeakError as exc:
         _say(f"error: {exc}", err=True)
         return EXIT_LEAKS
+    assert bundle is not None  # written: the result has a release
     _say(f"Wrote {out / 'released'}: {FOLDER_PURPOSE['released']}",
          f"Wrote {out / 'key'}: {FOLDER_PURPOSE['key']}",
          f"Leak scan: {len(bundle.hits)} hit(s)" + (", all accepted." if bundle.hits else "."))

@@ -10,7 +10,6 @@ from appkit.views_prep import (
     ROLE_HELP,
     chunk_label,
     chunks_with_categories,
-    correction_matches,
     document_numbers,
     entity_summary,
     filter_chunks,
@@ -22,6 +21,7 @@ from neswap_core import NeswapError
 from neswap_core.config import CATEGORIES, ROLES
 from neswap_core.generate.releases import category_combinations
 from neswap_core.text.contingency import contingency_table, marginal_table
+from neswap_core.text.corrections import corrections_from_config, passages_changed
 
 PAGE_SIZE = 6
 Z_PAGE_ROWS = 1000  # rows of z sent to the browser at a time (100k chunks: 100 pages)
@@ -195,7 +195,7 @@ entity_review(ws, raw, chunks, numbers)
 st.subheader("Add a missed entity or drop a wrong one")
 correction_form(ws, chunks, shown, numbers)
 st.markdown("**Your corrections** (used by every later step; Undo in the sidebar)")
-show_corrections([correction_matches(raw, chunks, r) for r in records])
+show_corrections([passages_changed(raw, chunks, fix) for fix in corrections_from_config(records)])
 
 # --- z ------------------------------------------------------------------------------------------
 st.subheader("Contingency table z")

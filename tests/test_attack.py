@@ -208,3 +208,28 @@ def test_unknown_company_is_never_named():
     assert m.chunk_top1 <= 1 - acme.mean() + 1e-12
     assert not any(d.startswith("Acme") for d in m.named_documents)
     assert m.chance == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize("in_corpus", [False, True])
+def test_naming_terms_are_the_released_words_that_weigh_most_for_the_true_company(in_corpus):
+    from neswap_core.measure.explain import document_views, naming_terms
+
+    texts, labels, docs = _corpus(seed=3)
+    if in_corpus:  # each chunk's words weighed by the fold model blind to it
+        attacker = CrossFittedAttacker(min_df=1).fit(texts, labels, docs)
+    else:
+        attacker = TextAttacker(min_df=1).fit(*_corpus(seed=8)[:2])
+    scorer = ReleaseScorer(attacker, texts, labels, docs, name="x")
+    before = naming_terms(scorer, {}, "Acme_0", n_words=5)
+    assert len(before) == 5 and (before > 0).all() and before.is_monotonic_decreasing
+    assert set(before.index) & set(OWN["Acme"])  # its own company words name it
+    # the release removes every Acme word from the document: none of them is left to name it
+    rows = [i for i, d in enumerate(docs) if d == "Acme_0"]
+    changed = {i: " ".join(w for w in texts[i].split() if w not in OWN["Acme"]) for i in rows}
+    after = naming_terms(scorer, changed, "Acme_0", n_words=5)
+    assert not set(after.index) & set(OWN["Acme"])
+    # the same words as the per-document view of the attack shows
+    view = next(v for v in document_views(scorer, changed, n_words=5) if v.doc_id == "Acme_0")
+    assert list(view.words.index) == list(after.index)
+    with pytest.raises(ConfigError, match="not in the attacked corpus"):
+        naming_terms(scorer, {}, "Nobody_0")

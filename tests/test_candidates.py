@@ -228,3 +228,18 @@ def test_the_grid_adds_redaction_alone_at_each_level_after_the_swap_plans(ctx):
     kept = 1 - sum(masked_count(n, 0.25) for n in words) / sum(words)
     assert row["words_unchanged"] == pytest.approx(kept)
     assert row["description"] == "25 % of words masked (smarter)"
+
+
+def test_plan_grid_from_config_takes_every_plan_setting_and_the_sweep_seed():
+    config = RunConfig.of(plan_rounds=2, plan_categories=["Organization"], plan_terms=[True],
+                          plan_redaction_levels=[0, 0.25], plan_redaction_method="targeted",
+                          plan_redaction_fill="decoy", plan_redaction_alone=False,
+                          plan_require="all", plan_coverage=0.5, plan_similarity_floor=0.1,
+                          plan_concentration_floor=0.2, plan_one_vs_many=False, seed=9)
+    assert PlanGrid.from_config(config) == PlanGrid(
+        categories=(("Organization",),), rounds=2, terms=(True,), redaction_levels=(0.0, 0.25),
+        redaction_method="targeted", redaction_fill="decoy", redaction_alone=False, require="all",
+        coverage=0.5, similarity_floor=0.1, concentration_floor=0.2, one_vs_many=False, seed=9)
+    roles = {"Organization": "U", "Person": "S", "Product": "U", "Location": "F"}
+    no_categories = RunConfig.of(plan_categories=[], roles=roles)  # [] = the S categories
+    assert PlanGrid.from_config(no_categories).categories == (("Person",),)

@@ -223,7 +223,7 @@ def test_no_candidate_release_exits_3_with_the_reason_once(tmp_path, capsys):
 def test_run_toml_carries_entity_corrections_to_the_release(tmp_path):
     """Issue 13: the app's run.toml holds the analyst's corrections and the CLI applies them."""
     from appkit.state import run_config
-    from neswap_core.text.entities import EntityCorrection, corrections_from_config
+    from neswap_core.text.corrections import EntityCorrection, corrections_from_config
 
     base = dict(n_components=5, n_init=1, max_swaps=4, trade_off_c=1.0)
     plain = tmp_path / "plain"

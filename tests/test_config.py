@@ -164,3 +164,15 @@ def test_a_csv_without_a_text_column_names_the_option_to_use(tmp_path, capsys, m
 
 def test_swap_categories_follow_roles_in_canonical_order():
     assert RunConfig().swap_categories == ["Organization", "Person", "Product", "Location"]
+
+
+def test_a_section_gives_its_settings_as_parameters_renamed_and_lists_as_tuples():
+    config = RunConfig.of(n_components=7, mixture_seed=3, family="scauchy",
+                          plan_redaction_levels=[0, 0.5], plan_terms=[True])
+    assert config.mixture.as_params(renamed={"mixture_seed": "random_state"}) == {
+        "family": "scauchy", "n_components": 7, "min_weight": config.mixture.min_weight,
+        "n_init": config.mixture.n_init, "max_iter": config.mixture.max_iter,
+        "tol": config.mixture.tol, "random_state": 3}
+    plans = config.plans.as_params(prefix="plan_")
+    assert plans["redaction_levels"] == (0.0, 0.5) and plans["terms"] == (True,)
+    assert set(plans) == {f.removeprefix("plan_") for f in vars(config.plans)}

@@ -121,6 +121,18 @@ def test_wrong_dimension_in_cache_is_cleared(tmp_path):
     assert Embedder("fake", tmp_path, model=FakeModel(5)).encode(["a", "b"]).shape == (2, 5)
 
 
+def test_wrong_dimension_in_cache_is_cleared_when_no_asked_text_was_cached(tmp_path):
+    # mypy found it: the cached texts to re-embed were none, and their empty result was None
+    Embedder("fake", tmp_path, model=FakeModel(8)).encode(["a"])
+    model = FakeModel(5)
+    with pytest.warns(EmbeddingCacheWarning, match="cleared"):
+        v = Embedder("fake", tmp_path, model=model).encode(["b", "c"])
+    np.testing.assert_allclose(v, expected(model, ["b", "c"]), rtol=1e-6)
+    again = FakeModel(5)
+    Embedder("fake", tmp_path, model=again).encode(["b", "c"])
+    assert again.seen == []  # the rebuilt cache holds them
+
+
 def test_many_shards_are_merged(tmp_path, monkeypatch):
     model = FakeModel()
     for i in range(5):

@@ -10,11 +10,15 @@ from neswap_core import config
 from neswap_core.corpus import Chunk, EntitySpan
 from neswap_core.errors import ConfigError, ModelMissingError, NeswapError
 from neswap_core.text.contingency import contingency_table
-from neswap_core.text.entities import (
+from neswap_core.text.corrections import (
     EntityCorrection,
+    apply_corrections,
+    passages_changed,
+    passages_matched,
+)
+from neswap_core.text.entities import (
     add_gazetteer,
     annotate_chunks,
-    apply_corrections,
     build_chunks,
     entity_shares,
     extract_entities,
@@ -234,6 +238,23 @@ def test_drop_correction_everywhere_or_in_one_chunk(chunks):
     assert wrong_category == chunks
     any_category = apply_corrections(chunks, [EntityCorrection("drop", None, "Germany")])
     assert any_category == everywhere
+
+
+def test_passages_a_correction_matches_before_and_changed_after_it_is_applied(chunks):
+    add = EntityCorrection("add", "Product", "iX")
+    assert passages_matched(chunks, add) == 2  # whole word in both; "iXi", "MiX" are not
+    assert passages_matched(chunks, EntityCorrection("add", "Product", "ix")) == 0  # case
+    assert passages_matched(chunks, EntityCorrection("add", "Product", "iX", "b#0000")) == 1
+    assert passages_changed(chunks, apply_corrections(chunks, [add]), add) == 2
+    drop = EntityCorrection("drop", "Location", "Germany")
+    assert passages_matched(chunks, drop) == 2
+    assert passages_matched(chunks, EntityCorrection("drop", "Organization", "Germany")) == 0
+    assert passages_matched(chunks, EntityCorrection("drop", None, "Germany")) == 2
+    assert passages_changed(chunks, apply_corrections(chunks, [drop]), drop) == 2
+    # a later correction undoes it in one passage: that passage is no longer changed by it
+    undone = apply_corrections(chunks, [drop, EntityCorrection("add", "Location", "Germany", "a#0000")])
+    assert passages_changed(chunks, undone, drop) == 1
+    assert passages_changed(chunks, chunks, add) == 0  # nothing applied: nothing changed
 
 
 def test_corrections_apply_in_order_and_validate(chunks):

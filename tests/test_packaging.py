@@ -42,6 +42,17 @@ def test_pyproject_declares_the_package_its_script_and_reads_the_requirements():
     assert dynamic["optional-dependencies"]["dev"] == {"file": ["requirements-dev.txt"]}
 
 
+def test_the_package_is_typed_and_lint_type_checks_it():
+    """PEP 561: ``py.typed`` ships in the package, so a checker reads neswap_core's hints;
+    ``make lint`` runs mypy over the library configured in pyproject.toml."""
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "py.typed" in meta["tool"]["setuptools"]["package-data"]["neswap_core"]
+    assert (ROOT / "neswap_core" / "py.typed").is_file()
+    assert meta["tool"]["mypy"]["files"] == ["neswap_core"]
+    lint = (ROOT / "Makefile").read_text().split("\nlint:")[1].split("\n\n")[0]
+    assert "$(BIN)/mypy" in lint
+
+
 def test_relative_defaults_resolve_from_any_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert paths.resolve_corpus("data/sample") == paths.SAMPLE_CORPUS
@@ -95,6 +106,7 @@ def test_pip_install_gives_a_neswap_command_that_prepares_the_sample_anywhere(tm
                             "import neswap_core.paths as p; print(p.__file__, p.SAMPLE_CORPUS)"],
                            cwd=work, capture_output=True, text=True, check=True).stdout.split()
     assert where[0].startswith(str(venv)) and where[1].startswith(str(venv))  # installed copy
+    assert (Path(where[0]).parent / "py.typed").is_file()  # its type hints are used by checkers
     done = subprocess.run([str(venv / "bin" / "neswap"), "prepare", "--out", "out"], cwd=work,
                           capture_output=True, text=True, env=env, timeout=1200)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -107,10 +107,11 @@ def build_scorers(
     if reading is not None:
         scorers[READING] = ReleaseScorer(reading, texts, labels, docs, name=READING)
         others = [f for f in families if f != "word"]
-        units = getattr(reading, "units_", None)
+        units: tuple[list[str], list[str], list[str]] | None = getattr(reading, "units_", None)
         if others and units is not None:
-            panel = fitted_panel(*units, others, embed=embed, cache_dir=resolve_cache_dir(cache_dir),
-                                 random_state=random_state)  # fmt: skip
+            read_texts, read_labels, read_docs = units
+            panel = fitted_panel(read_texts, read_labels, read_docs, others, embed=embed,
+                                 cache_dir=resolve_cache_dir(cache_dir), random_state=random_state)
             scorers.update(family_scorers(panel, texts, labels, docs, vectors=vectors, embed=embed))
     if in_corpus:
         model = CrossFittedAttacker(random_state=random_state).fit(texts, labels, docs)

@@ -170,9 +170,10 @@ def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidate
     if documents is None:
         documents = document_candidates(sweep.ctx, config, reading_units,
                                         lambda f, m: say(0.6 + 0.2 * f, m))  # fmt: skip
-    sources = {**paper_sources(sweep, config.sweep.population), **plan_sources(plans),
-               **document_sources(documents),
-               **dp_words_sources(sweep.ctx, config.sweep.dp_epsilons, config.sweep.seed)}
+    sources: dict[str, Source] = {
+        **paper_sources(sweep, config.sweep.population), **plan_sources(plans),
+        **document_sources(documents),
+        **dp_words_sources(sweep.ctx, config.sweep.dp_epsilons, config.sweep.seed)}  # fmt: skip
     table = candidate_table(sources, sweep.ctx, scorers, sweep, lambda f, m: say(0.8 + 0.2 * f, m))
     return Candidates(table, sweep, sources, plans, documents)
 

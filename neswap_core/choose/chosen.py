@@ -118,7 +118,7 @@ def choose(candidates: Candidates, config, scorers=None) -> tuple[Candidates, Ch
     if pinned is not None:
         met = None if goal is None else meets(candidates.table.loc[pinned], goal)
         return candidates, Choice(pinned, PINNED, "pinned in run.toml", line, goal_choice, met)
-    if goal_choice is not None and goal_choice.release_id is not None:
+    if goal is not None and goal_choice is not None and goal_choice.release_id is not None:
         reason = (f"the goal: {goal.describe()}" if goal_choice.met else
                   f"the closest candidate to the goal, which no candidate meets ({goal.describe()})")
         return candidates, Choice(goal_choice.release_id, GOAL, reason, line, goal_choice,

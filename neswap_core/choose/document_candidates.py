@@ -29,6 +29,7 @@ import pandas as pd
 from ..generate.document import DefenceParams, DefenceResult
 from ..generate.document_budget import DefencePrep, DocumentDefender, defend, prepare_defence
 from ..generate.document_terms import TermModel
+from ..generate.releases import ReleaseContext
 from ..paths import resolve_cache_dir
 from .plan_grid import measure_row, total_words
 from .review import ChosenRelease, Decisions
@@ -49,7 +50,7 @@ def document_release_id(level: float) -> str:
 class DocumentCandidates:
     """The defence at every level: shared preparation, each level's result and measured row."""
 
-    ctx: object
+    ctx: ReleaseContext
     model: TermModel
     prep: DefencePrep
     params: dict[str, DefenceParams]

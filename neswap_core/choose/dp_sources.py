@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..corpus import Chunk
 from ..generate.dp_words import privatise_chunks
+from ..generate.releases import ReleaseContext
 from .plan_grid import measure_row
 from .review import ChosenRelease
 
@@ -25,7 +26,7 @@ DP_WORDS = "dp_words"
 class DPWordsRelease:
     """Every chunk through the word-level DP mechanism at one ε (module docstring)."""
 
-    ctx: object
+    ctx: ReleaseContext
     epsilon: float
     seed: int
     chunks: tuple[Chunk, ...]

@@ -21,6 +21,7 @@ import re
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -29,6 +30,7 @@ from ..corpus import Chunk
 from ..errors import ConfigError
 from ..generate.plan_engine import PlanResources, PlanResult, PlanStage
 from ..generate.plans import Plan, Redact, apply_plan, default_plan, step_to_dict
+from ..generate.releases import ReleaseContext
 from ..measure import risk as risk_mod
 from ..measure.release_measures import ReleaseMeasures, release_measures
 
@@ -82,32 +84,19 @@ class PlanGrid:
     @classmethod
     def from_config(cls, config) -> PlanGrid:
         """The grid a ``RunConfig`` asks for (``plan_*`` settings)."""
-        cats = tuple(config.plans.plan_categories) or tuple(config.swap_categories)
-        return cls(
-            categories=(cats,),
-            rounds=config.plans.plan_rounds,
-            terms=tuple(bool(t) for t in config.plans.plan_terms),
-            redaction_levels=tuple(float(v) for v in config.plans.plan_redaction_levels),
-            redaction_method=config.plans.plan_redaction_method,
-            redaction_fill=config.plans.plan_redaction_fill,
-            redaction_alone=config.plans.plan_redaction_alone,
-            require=config.plans.plan_require,
-            coverage=config.plans.plan_coverage,
-            similarity_floor=config.plans.plan_similarity_floor,
-            concentration_floor=config.plans.plan_concentration_floor,
-            one_vs_many=config.plans.plan_one_vs_many,
-            seed=config.sweep.seed,
-        )
+        params = config.plans.as_params(prefix="plan_")
+        params["categories"] = (params["categories"] or tuple(config.swap_categories),)
+        return cls(**params, seed=config.sweep.seed)
 
 
 @dataclass
 class PlanCandidates:
     """Applied plans and one table row per stage (``results[k]`` holds plan k's stages)."""
 
-    ctx: object
+    ctx: ReleaseContext
     results: list[PlanResult]
     table: pd.DataFrame
-    resources: PlanResources = field(repr=False, default=None)
+    resources: PlanResources | None = field(repr=False, default=None)
     seed: int = 0
     population: float = 1e20
 
@@ -185,9 +174,18 @@ def measure_row(ctx, changed: Mapping[int, Chunk], total_words: int | None = Non
     return row
 
 
+class PlanSource(Protocol):
+    """What ``plan_candidates`` reads of a grid: its ``plans()`` and its ``seed``."""
+
+    @property
+    def seed(self) -> int: ...
+
+    def plans(self) -> list[Plan]: ...
+
+
 def plan_candidates(
     ctx,
-    grid: PlanGrid,
+    grid: PlanSource,
     population: float,
     progress: Progress | None = None,
     rejected: frozenset[str] = frozenset(),

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ..config import RunConfig
 from ..corpus import Corpus
+from ..errors import NoValidPairsError
 from .candidates import Candidates
 from .chosen import Choice
 from .review import ChosenRelease
@@ -57,6 +58,12 @@ class ReleaseResult:
     def changed(self) -> dict[int, str]:
         """{position: released text} of every chunk the written release changed."""
         return {} if self.release is None else self.release.changed(self.context.chunks)
+
+    def written_release(self) -> ChosenRelease:
+        """The release to write; ``NoValidPairsError`` saying why when there is none."""
+        if self.release is None:
+            raise NoValidPairsError(self.no_release_reason() or "No release was chosen to write.")
+        return self.release
 
     def no_release_reason(self) -> str:
         """Why there is nothing to write, in a sentence or two ("" when there is a release)."""

@@ -25,7 +25,7 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import ConfigError
 from .defaults import (
@@ -106,6 +106,7 @@ class _Section:
     """Type checks of a section's fields (``_checked``) and its range checks (``check``)."""
 
     name = ""
+    __dataclass_fields__: ClassVar[dict[str, Any]]  # every section is a dataclass
 
     def __post_init__(self) -> None:
         hints = typing.get_type_hints(type(self))
@@ -115,6 +116,15 @@ class _Section:
 
     def check(self) -> None:
         """Ranges and choices; a ``ConfigError`` names the setting, the value and what is allowed."""
+
+    def as_params(self, prefix: str = "", renamed: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The section's settings as keyword arguments of the object they configure (the one
+        place that maps settings to parameters): names without ``prefix`` or as ``renamed``,
+        lists as tuples."""
+        renamed = renamed or {}
+        return {renamed.get(f.name, f.name.removeprefix(prefix)):
+                tuple(v) if isinstance(v := getattr(self, f.name), list) else v
+                for f in fields(self)}  # fmt: skip
 
     def bad(self, key: str, allowed: str) -> ConfigError:
         return _error(f"{self.name}.{key}", getattr(self, key), allowed)

@@ -61,15 +61,8 @@ def fit_mixture(embeddings: np.ndarray, config: RunConfig,
             f"K = {config.mixture.n_components} clusters but the {n} chunks hold only {distinct} distinct "
             f"texts: {cluster_count_advice(n, distinct, config.mixture.n_components)}."
         )
-    return SphericalMixture(
-        family=config.mixture.family,
-        n_components=config.mixture.n_components,
-        min_weight=config.mixture.min_weight,
-        max_iter=config.mixture.max_iter,
-        tol=config.mixture.tol,
-        n_init=config.mixture.n_init,
-        random_state=config.mixture.mixture_seed,
-    ).fit(embeddings, progress=progress)
+    params = config.mixture.as_params(renamed={"mixture_seed": "random_state"})
+    return SphericalMixture(**params).fit(embeddings, progress=progress)
 
 
 def fit_mixture_naming_copies(chunks: Sequence[Chunk], x: np.ndarray, config: RunConfig,

@@ -196,7 +196,7 @@ def allocate(plans: dict[str, DocPlan], docs: dict[str, DocTerms], level: float,
     out = {}
     for i, plan in plans.items():
         d, budget = docs[i], level * docs[i].words
-        chosen, spent, covered = [], 0.0, set()
+        chosen, spent, covered = [], 0.0, set[str]()
         extra = (more or {}).get(i, [])
         order = list(plan.order) + extra
         costs = list(plan.costs) + [d.cost(t) for t in extra]

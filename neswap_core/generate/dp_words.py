@@ -57,7 +57,7 @@ class WordVocabulary:
 
     words: np.ndarray  # (V,) str, lower case
     vectors: np.ndarray  # (V, d) float32
-    pieces: dict = field(repr=False, default_factory=dict)  # word piece -> projected vector
+    pieces: dict[str, np.ndarray] = field(repr=False, default_factory=dict)  # word piece -> projected vector
     index_: dict = field(init=False, repr=False)
     nearest_other_: np.ndarray = field(init=False, repr=False)  # distance to the nearest other word
 
@@ -77,7 +77,8 @@ class WordVocabulary:
         w = word.lower()
         if w in self.index_:
             return self.vectors[self.index_[w]]
-        parts, rest = [], w
+        parts: list[np.ndarray] = []
+        rest = w
         while rest:  # greedy longest-match word pieces (WordPiece)
             for end in range(len(rest), 0, -1):
                 piece = rest[:end] if len(parts) == 0 else "##" + rest[:end]

@@ -51,7 +51,7 @@ class PairCodes:
     def eligible(self) -> np.ndarray:
         """Chunks that can be in any pair: every S cell non-empty ("all"), or one ("any")."""
         present = self.swap >= 0
-        return present.all(axis=1) if self.require == "all" else present.any(axis=1)
+        return np.asarray(present.all(axis=1) if self.require == "all" else present.any(axis=1))
 
     def restrict(self, category: str) -> PairCodes:
         """The same codes with ``category`` as the only S category (for diagnostics)."""

@@ -214,12 +214,12 @@ def _one_vs_many(ctx, state: _State, step_no: int, s: OneVsMany, rng, rejected) 
         if s.similarity_floor > -1.0:
             same = same[x[same] @ x[left.position] >= s.similarity_floor]
         options = []
-        for c in same:
-            c = int(c)
+        for k in same:
+            c = int(k)
             other = state.chunks[c]
             if c in taken or c == left.position or other.protected == a.protected:
                 continue
-            if tuple(sorted((left.position, c))) in state.used:
+            if (min(left.position, c), max(left.position, c)) in state.used:
                 continue
             values = other.values(left.category)
             give = next((v for v in values if v not in own), None)
@@ -230,8 +230,7 @@ def _one_vs_many(ctx, state: _State, step_no: int, s: OneVsMany, rng, rejected) 
         if not options:
             continue
         c, give = options[int(rng.integers(len(options)))]
-        pair = tuple(sorted((left.position, c)))
-        state.used.add(pair)
+        state.used.add((min(left.position, c), max(left.position, c)))
         change = Change(step_no, "one-vs-many", a.chunk_id, left.value, give,
                         state.chunks[c].chunk_id, ((left.category, left.value, give),),
                         state.rounds)  # fmt: skip

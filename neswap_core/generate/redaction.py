@@ -64,11 +64,11 @@ class RedactionRecord:
 
 
 class WordScorer(Protocol):
-    """Anything that gives the words of texts a redaction priority (SmarterRedactor, ranker)."""
+    """Anything that gives the words of texts a redaction priority (SmarterRedactor, ranker):
+    ``word_scores`` of one text; a scorer that can do better on many texts at once adds
+    ``word_scores_batch(texts, labels)``, used when present."""
 
-    def word_scores_batch(
-        self, texts: Sequence[str], labels: Sequence[str]
-    ) -> list[list[WordScore]]: ...
+    def word_scores(self, text: str, label: str) -> list[WordScore]: ...
 
 
 # --- words and shares ---------------------------------------------------------------------------
@@ -149,8 +149,9 @@ def _shifted_spans(
 
 
 def _batch_scores(scorer: WordScorer, texts: list[str], labels: list[str]) -> list[list[WordScore]]:
-    if hasattr(scorer, "word_scores_batch"):
-        return scorer.word_scores_batch(texts, labels)
+    batch = getattr(scorer, "word_scores_batch", None)
+    if batch is not None:
+        return batch(texts, labels)
     return [scorer.word_scores(t, lab) for t, lab in zip(texts, labels, strict=True)]
 
 

@@ -24,7 +24,13 @@ from ..config import DEFAULT_COMBINATION_SIZE, DEFAULT_DRAWS, DEFAULT_MAX_SWAPS
 from ..corpus import Chunk
 from ..errors import ConfigError, NoValidPairsError
 from ..measure import risk as risk_mod
-from ..measure.utility import UtilityBaseline, data_utility, utility_baseline, utility_deltas
+from ..measure.utility import (
+    FittedMixture,
+    UtilityBaseline,
+    data_utility,
+    utility_baseline,
+    utility_deltas,
+)
 from ..text.contingency import contingency_table
 from .swapping import SwapRun, swap_sequence
 
@@ -38,7 +44,7 @@ class ReleaseContext:
 
     chunks: list[Chunk]
     embeddings: np.ndarray
-    mixture: object  # a fitted SphericalMixture
+    mixture: FittedMixture  # a fitted SphericalMixture
     embed: Embed
     z: pd.DataFrame = field(init=False)
     baseline: UtilityBaseline = field(init=False)
@@ -139,9 +145,9 @@ class Sweep:
     draws: list[DrawResult]
     max_swaps: int
     n_draws: int
-    _profiles: dict[tuple[tuple[str, ...], float], object] = field(default_factory=dict)
+    _profiles: dict[tuple[tuple[str, ...], float], risk_mod.RiskProfile] = field(default_factory=dict)
 
-    def profile(self, combination: tuple[str, ...], population: float):
+    def profile(self, combination: tuple[str, ...], population: float) -> risk_mod.RiskProfile:
         """The Pitman risk profile of z_J at N; the fit is made once per J (it does not depend on N)."""
         key = (tuple(combination), float(population))
         if key not in self._profiles:

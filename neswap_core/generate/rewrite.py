@@ -53,7 +53,8 @@ Replacements = Mapping[tuple[str, str], str]
 class Operator(Protocol):
     """Turns one entity span into its new text; ``None`` keeps the span as it is."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def operate(self, span: EntitySpan) -> str | None: ...
 
@@ -309,16 +310,16 @@ def _apply_edits(chunk: Chunk, spans: list[EntitySpan], edits: list[tuple[int, i
     for span in spans:
         k = bisect_right(ends, span.start)
         shift = deltas[k - 1] if k else 0
-        new = new_at.get(span.start) if k < len(ends) and ends[k] == span.end else None
-        if new is None:
+        text = new_at.get(span.start) if k < len(ends) and ends[k] == span.end else None
+        if text is None:
             new_spans.append(
                 EntitySpan(
                     span.start + shift, span.end + shift, span.label, span.category, span.text
                 )
             )
-        elif not is_placeholder(new):
+        elif not is_placeholder(text):
             start = span.start + shift
-            new_spans.append(EntitySpan(start, start + len(new), span.label, span.category, new))
+            new_spans.append(EntitySpan(start, start + len(text), span.label, span.category, text))
     return replace(chunk, text="".join(pieces), entities=tuple(new_spans))
 
 

@@ -56,25 +56,25 @@ def allocate(costs: Sequence[float], sizes: Sequence[int], budget: int) -> np.nd
     ``costs``: masks needed to flip each chunk (0 = flipped already, ``inf`` = never);
     ``sizes``: maskable words of each chunk. Returns an int array of masks per chunk.
     """
-    costs = np.asarray(costs, dtype=float)
-    sizes = np.asarray(sizes, dtype=np.int64)
-    if costs.shape != sizes.shape:
-        raise ConfigError(f"{costs.size} costs but {sizes.size} chunk sizes: give one of each per chunk.")
-    order = np.lexsort((np.arange(costs.size), costs))
-    take = np.zeros(costs.size, dtype=np.int64)
-    flipped = np.zeros(costs.size, dtype=bool)
+    cost = np.asarray(costs, dtype=float)
+    size = np.asarray(sizes, dtype=np.int64)
+    if cost.shape != size.shape:
+        raise ConfigError(f"{cost.size} costs but {size.size} chunk sizes: give one of each per chunk.")
+    order = np.lexsort((np.arange(cost.size), cost))
+    take = np.zeros(cost.size, dtype=np.int64)
+    flipped = np.zeros(cost.size, dtype=np.bool_)
     remaining = int(budget)
     for i in order:
-        if not math.isfinite(costs[i]) or costs[i] > remaining:
+        if not math.isfinite(cost[i]) or cost[i] > remaining:
             break
-        take[i] = int(costs[i])
+        take[i] = int(cost[i])
         flipped[i] = True
         remaining -= take[i]
     for i in order:
         if remaining <= 0:
             break
         if not flipped[i]:
-            take[i] = min(int(sizes[i]), remaining)
+            take[i] = min(int(size[i]), remaining)
             remaining -= take[i]
     return take
 
@@ -113,31 +113,30 @@ class TargetedRedactor:
 
         from ..measure.attack import fold_assignment
 
-        texts, labels = [str(t) for t in texts], np.array([str(v) for v in labels], dtype=object)
-        if len(texts) != len(labels) or not texts:
-            raise FitError(f"TargetedRedactor.fit needs one label per text; got {len(texts)} and {len(labels)}.")
-        if len(set(labels)) < 2:
+        texts, y = [str(t) for t in texts], np.array([str(v) for v in labels], dtype=object)
+        if len(texts) != len(y) or not texts:
+            raise FitError(f"TargetedRedactor.fit needs one label per text; got {len(texts)} and {len(y)}.")
+        if len(set(y)) < 2:
             raise FitError("Targeted redaction needs texts of at least two companies to tell apart.")
         if self.margin < 0 or self.n_folds < 1:
             raise ConfigError("Targeted redaction needs margin >= 0 and n_folds >= 1.")
         self.vectorizer_ = TfidfVectorizer(analyzer=text_words, sublinear_tf=True)
         x = self.vectorizer_.fit_transform(texts)
         self.idf_ = self.vectorizer_.idf_
-        self.classes_ = np.array(sorted(set(labels)), dtype=object)
-        groups = labels if groups is None else groups
-        self.folds_ = (fold_assignment(groups, self.n_folds, self.random_state) if self.n_folds > 1
+        self.classes_ = np.array(sorted(set(y)), dtype=object)
+        self.folds_ = (fold_assignment(y if groups is None else groups, self.n_folds, self.random_state) if self.n_folds > 1
                        else np.zeros(len(texts), dtype=np.int64))  # fmt: skip
         k, v = len(self.classes_), x.shape[1]
         self.coef_ = np.zeros((self.n_folds, k, v))
         self.intercept_ = np.full((self.n_folds, k), -1e3)  # a class a fold never saw: never named
         for f in range(self.n_folds):
             train = np.flatnonzero(self.folds_ != f) if self.n_folds > 1 else np.arange(len(texts))
-            if not (self.folds_ == f).any() or len(set(labels[train])) < 2:
+            if not (self.folds_ == f).any() or len(set(y[train])) < 2:
                 continue
             model = LogisticRegression(C=self.C, max_iter=self.max_iter, random_state=self.random_state)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
-                model.fit(x[train], labels[train])
+                model.fit(x[train], y[train])
             rows = np.searchsorted(self.classes_, model.classes_)
             coef, b = model.coef_, model.intercept_
             if len(model.classes_) == 2:  # sklearn keeps one row: split it into ±half

@@ -76,18 +76,18 @@ class TextAttacker(BaseEstimator):
         self.max_iter = max_iter
         self.random_state = random_state
 
-    def fit(self, texts: Sequence[str], labels: Sequence[str]) -> TextAttacker:
+    def fit(self, texts: Sequence[str], labels: Sequence[str] | np.ndarray) -> TextAttacker:
         """Learn the vocabulary, idf and class weights from ``texts`` labelled by company."""
         import warnings
 
         texts = _as_texts(texts)
-        labels = np.asarray([str(v) for v in labels], dtype=object)
-        if len(labels) != len(texts):
-            raise FitError(f"{len(texts)} texts but {len(labels)} labels: give one label per text.")
-        if len(set(labels)) < 2:
+        y = np.asarray([str(v) for v in labels], dtype=object)
+        if len(y) != len(texts):
+            raise FitError(f"{len(texts)} texts but {len(y)} labels: give one label per text.")
+        if len(set(y)) < 2:
             raise FitError(
                 "The attacker needs texts of at least 2 companies to learn to tell them apart; "
-                f"got only {sorted(set(labels))}."
+                f"got only {sorted(set(y))}."
             )
         self.vectorizer_ = TfidfVectorizer(
             ngram_range=tuple(self.ngram_range), min_df=self.min_df, sublinear_tf=True
@@ -101,7 +101,7 @@ class TextAttacker(BaseEstimator):
         )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            self.model_.fit(X, labels)
+            self.model_.fit(X, y)
         self.classes_ = self.model_.classes_
         self.n_features_ = X.shape[1]
         return self
@@ -155,17 +155,17 @@ class TextAttacker(BaseEstimator):
 
 
 def fold_assignment(
-    groups: Sequence[str], n_folds: int = DEFAULT_FOLDS, random_state: int | None = 0
+    groups: Sequence[str] | np.ndarray, n_folds: int = DEFAULT_FOLDS, random_state: int | None = 0
 ) -> np.ndarray:
     """Fold (0..n_folds−1) of every item: each group's items are shuffled and dealt round-robin
     from a random starting fold, so every document spreads over the folds and fold sizes balance."""
     if n_folds < 2:
         raise FitError(f"Cross-fitting needs at least 2 folds, got {n_folds}.")
     rng = np.random.default_rng(random_state)
-    groups = np.asarray([str(g) for g in groups], dtype=object)
-    folds = np.empty(len(groups), dtype=np.int64)
-    for g in dict.fromkeys(groups):
-        idx = np.flatnonzero(groups == g)
+    group = np.asarray([str(g) for g in groups], dtype=object)
+    folds = np.empty(len(group), dtype=np.int64)
+    for g in dict.fromkeys(group):
+        idx = np.flatnonzero(group == g)
         start = int(rng.integers(n_folds))
         folds[idx[rng.permutation(len(idx))]] = (start + np.arange(len(idx))) % n_folds
     return folds
@@ -206,12 +206,12 @@ class CrossFittedAttacker(BaseEstimator):
         self, texts: Sequence[str], labels: Sequence[str], groups: Sequence[str] | None = None
     ) -> CrossFittedAttacker:
         texts = _as_texts(texts)
-        labels = np.asarray([str(v) for v in labels], dtype=object)
-        if len(labels) != len(texts):
-            raise FitError(f"{len(texts)} texts but {len(labels)} labels: give one label per text.")
-        groups = labels if groups is None else groups
-        self.folds_ = fold_assignment(groups, self.n_folds, self.random_state)
-        self.classes_ = np.array(sorted(set(labels)), dtype=object)
+        y = np.asarray([str(v) for v in labels], dtype=object)
+        if len(y) != len(texts):
+            raise FitError(f"{len(texts)} texts but {len(y)} labels: give one label per text.")
+        self.folds_ = fold_assignment(y if groups is None else groups, self.n_folds,
+                                      self.random_state)  # fmt: skip
+        self.classes_ = np.array(sorted(set(y)), dtype=object)
         self.models_: list[TextAttacker | None] = []
         oof = np.full((len(texts), len(self.classes_)), LOG_FLOOR)
         for f in range(self.n_folds):
@@ -225,7 +225,7 @@ class CrossFittedAttacker(BaseEstimator):
                 min_df=self.min_df,
                 C=self.C,
                 random_state=self.random_state,
-            ).fit([texts[i] for i in train], labels[train])
+            ).fit([texts[i] for i in train], y[train])
             self.models_.append(model)
             oof[held] = _aligned(
                 model.predict_log_proba([texts[i] for i in np.flatnonzero(held)]),
@@ -243,32 +243,38 @@ class CrossFittedAttacker(BaseEstimator):
         """Log-probabilities of ``texts`` released at ``positions``, each scored by the fold
         model that never saw the original chunk at that position."""
         self._check()
-        positions = np.asarray(positions, dtype=np.int64)
-        texts = [str(t) for t in texts]
-        out = np.full((len(texts), len(self.classes_)), LOG_FLOOR)
-        if len(texts) == 0:
+        strings = [str(t) for t in texts]
+        out = np.full((len(strings), len(self.classes_)), LOG_FLOOR)
+        if len(strings) == 0:
             return out
-        folds = self.folds_[positions]
+        folds = self.folds_[np.asarray(positions, dtype=np.int64)]
         for f in np.unique(folds):
             rows = np.flatnonzero(folds == f)
-            model = self.models_[f]
+            model = self._fold_model(int(f))
             out[rows] = _aligned(
-                model.predict_log_proba([texts[i] for i in rows]), model.classes_, self.classes_
+                model.predict_log_proba([strings[i] for i in rows]), model.classes_, self.classes_
             )
         return out
 
+    def _fold_model(self, fold: int) -> TextAttacker:
+        """The model blind to ``fold`` (a fold that holds a position always has one)."""
+        model = self.models_[fold]
+        if model is None:
+            raise NotFittedError(f"Fold {fold} held no chunk when the attacker was fitted.")
+        return model
+
     def term_weights(
-        self, texts: Sequence[str], label: str, positions: Sequence[int] | None = None
+        self, texts: Sequence[str], label: str, positions: Sequence[int] | np.ndarray | None = None
     ) -> pd.Series:
         """Per term, Σ of tf-idf × coefficient of ``label`` under each position's fold model."""
         self._check()
-        positions = np.asarray(positions if positions is not None else [], dtype=np.int64)
-        if len(positions) != len(texts):
+        at = np.asarray(positions if positions is not None else [], dtype=np.int64)
+        if len(at) != len(texts):
             raise FitError("term_weights of the in-corpus attacker needs one position per text.")
         parts = []
-        for f in np.unique(self.folds_[positions]):
-            rows = np.flatnonzero(self.folds_[positions] == f)
-            parts.append(self.models_[f].term_weights([texts[i] for i in rows], label))
+        for f in np.unique(self.folds_[at]):
+            rows = np.flatnonzero(self.folds_[at] == f)
+            parts.append(self._fold_model(int(f)).term_weights([texts[i] for i in rows.tolist()], label))
         if not parts:
             return pd.Series(dtype=float)
         total = pd.concat(parts).groupby(level=0).sum()

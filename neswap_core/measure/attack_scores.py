@@ -110,7 +110,8 @@ class AttackMeasures:
 
 
 def _ranks(log_p: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Rank of the true class (0 = first guess) per row; ``len(classes)`` for unknown labels."""
+    """Rank of the true class per row: how many classes score strictly higher (0 = named; a tie
+    with the best counts as named); ``len(classes)`` for unknown labels. The panel uses it too."""
     n_classes = log_p.shape[1]
     ranks = np.full(len(y), n_classes, dtype=np.int64)
     known = y >= 0
@@ -200,21 +201,33 @@ class ReleaseScorer:
 
     def score_steps(self, steps: Sequence[Mapping[int, str]]) -> list[AttackMeasures]:
         """Measures of the cumulative releases after step 1, 2, ... (later text wins)."""
-        flat_pos, flat_texts, step_of = [], [], []
+        flat_pos, flat_texts, cumulative = self.flat_steps(steps)
+        log_p = self.released_log_proba(flat_pos, flat_texts)
+        return [self.measures(pos, log_p[rows]) for pos, rows in cumulative]
+
+    def flat_steps(
+        self, steps: Sequence[Mapping[int, str]]
+    ) -> tuple[np.ndarray, list[str], list[tuple[np.ndarray, np.ndarray]]]:
+        """The changed chunks of all ``steps`` as one flat list (positions, texts), so one
+        attacker call scores them all, and per step the (positions, flat rows) of the cumulative
+        release after it: a position changed again by a later step takes that step's row."""
+        flat_pos: list[int] = []
+        flat_texts: list[str] = []
+        step_of: list[int] = []
         for s, step in enumerate(steps):
             pos, texts = self._changed(step)
             flat_pos.extend(pos.tolist())
             flat_texts.extend(texts)
             step_of.extend([s] * len(pos))
-        log_p = self.released_log_proba(np.asarray(flat_pos, dtype=np.int64), flat_texts)
-        out, latest = [], {}
+        step_arr = np.asarray(step_of, dtype=np.int64)
+        cumulative, latest = [], {}
         for s in range(len(steps)):
-            for row in np.flatnonzero(np.asarray(step_of) == s):
-                latest[flat_pos[row]] = row
+            for row in np.flatnonzero(step_arr == s):
+                latest[flat_pos[row]] = int(row)
             pos = np.fromiter(latest.keys(), dtype=np.int64, count=len(latest))
             rows = np.fromiter(latest.values(), dtype=np.int64, count=len(latest))
-            out.append(self.measures(pos, log_p[rows]))
-        return out
+            cumulative.append((pos, rows))
+        return np.asarray(flat_pos, dtype=np.int64), flat_texts, cumulative
 
     def pre_release(self) -> AttackMeasures:
         """Measures before any release (nothing changed)."""

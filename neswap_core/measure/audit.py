@@ -93,10 +93,10 @@ class RenyiAudit:
         groups: Sequence[str],
         progress: Callable[[float, str], None] | None = None,
     ) -> RenyiAudit:
-        groups = np.asarray([str(g) for g in groups])
-        if len(groups) != len(embeddings):
-            raise FitError(f"{len(embeddings)} embeddings but {len(groups)} document labels.")
-        names = list(dict.fromkeys(groups))
+        group = np.asarray([str(g) for g in groups])
+        if len(group) != len(embeddings):
+            raise FitError(f"{len(embeddings)} embeddings but {len(group)} document labels.")
+        names = list(dict.fromkeys(group))
         if len(names) < 2:
             raise FitError(
                 "The divergence audit compares each document with the others: it needs "
@@ -105,13 +105,13 @@ class RenyiAudit:
         if self.k < 1 or self.n_bootstrap < 2:
             raise FitError("The audit needs k ≥ 1 neighbours and at least 2 bootstrap resamples.")
         atoms = pool_atoms(embeddings, self.decimals)
-        self.delta_ = float(self.delta) if self.delta is not None else 1.0 / len(groups)
+        self.delta_ = float(self.delta) if self.delta is not None else 1.0 / len(group)
         rng = np.random.default_rng(self.random_state)
         self.audits_ = {}
         for i, name in enumerate(names):
             if progress:
                 progress(i / len(names), f"document {i + 1} of {len(names)}")
-            self.audits_[name] = self._audit_group(atoms, groups == name, name, rng)
+            self.audits_[name] = self._audit_group(atoms, group == name, name, rng)
         if progress:
             progress(1.0, "done")
         self.documents_ = pd.DataFrame([a.summary() for a in self.audits_.values()])
@@ -159,11 +159,11 @@ class RenyiAudit:
             ]
         )
         everyone = np.arange(mask.size)
-        null = []
+        permuted = []
         for _ in range(self.n_permutations):
             perm = rng.permutation(everyone)
-            null.append(np.maximum(*self._curve(atoms, perm[: rows0.size], perm[rows0.size :])))
-        null = np.array(null) if null else np.zeros((0, len(self.alphas)))
+            permuted.append(np.maximum(*self._curve(atoms, perm[: rows0.size], perm[rows0.size :])))
+        null = np.array(permuted) if permuted else np.zeros((0, len(self.alphas)))
         estimate = np.maximum(fwd, rev)
         curve = pd.DataFrame(
             {

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..errors import ConfigError
 from .attack import CrossFittedAttacker
 from .attack_scores import ReleaseScorer
 
@@ -52,6 +53,26 @@ def _term_weights(scorer: ReleaseScorer, texts: list[str], positions: np.ndarray
     return attacker.term_weights(texts, label)
 
 
+def _top_words(scorer: ReleaseScorer, texts: list[str], positions: np.ndarray, label: str,
+               n_words: int) -> pd.Series:
+    weights = _term_weights(scorer, texts, positions, label)
+    return weights[weights > 0].head(n_words)
+
+
+def naming_terms(scorer: ReleaseScorer, changed: Mapping[int, str], doc_id: str,
+                 n_words: int = 10) -> pd.Series:
+    """The words and phrases of document ``doc_id``'s released text (``changed`` applied) that
+    point most to its true company for this attacker, largest weight first (positive weights
+    only; empty for an attacker that reads no words, such as the sentence-meaning one)."""
+    found = np.flatnonzero(scorer.documents_ == doc_id)
+    if not len(found):
+        raise ConfigError(f"Document {doc_id!r} is not in the attacked corpus.")
+    d = int(found[0])
+    rows = np.flatnonzero(scorer.doc_index_ == d)
+    texts = [str(changed.get(int(p), scorer.texts[p])) for p in rows]
+    return _top_words(scorer, texts, rows, str(scorer.doc_labels_[d]), n_words)
+
+
 def document_views(
     scorer: ReleaseScorer,
     changed: Mapping[int, str] | None = None,
@@ -82,7 +103,7 @@ def document_views(
             }
         )
         label = str(scorer.doc_labels_[d])
-        words = _term_weights(scorer, [texts[p] for p in rows], rows, label)
+        words = _top_words(scorer, [texts[p] for p in rows], rows, label, n_words)
         views.append(
             DocumentView(
                 doc_id=str(doc_id),
@@ -90,7 +111,7 @@ def document_views(
                 named=bool(docs["named"].iloc[d]),
                 predicted=str(docs["predicted"].iloc[d]),
                 chunks=chunks,
-                words=words[words > 0].head(n_words),
+                words=words,
             )
         )
     return views

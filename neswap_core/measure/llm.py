@@ -28,6 +28,7 @@ import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import AttackError, ConfigError
 from ..paths import default_cache_dir
@@ -57,8 +58,9 @@ class LLMSettings:
     @classmethod
     def from_env(cls, **overrides) -> LLMSettings:
         """Settings from the environment, overridden by non-empty keyword arguments."""
-        base = {"url": os.environ.get(ENV_URL, ""), "model": os.environ.get(ENV_MODEL, ""),
-                "api_key": os.environ.get(ENV_KEY, "")}  # fmt: skip
+        base: dict[str, Any] = {"url": os.environ.get(ENV_URL, ""),
+                                   "model": os.environ.get(ENV_MODEL, ""),
+                                   "api_key": os.environ.get(ENV_KEY, "")}  # fmt: skip
         base.update({k: v for k, v in overrides.items() if v not in (None, "")})
         return cls(**base)
 
@@ -129,7 +131,8 @@ class LLMAttacker:
         if settings.requests_per_minute <= 0 or settings.max_retries < 0:
             raise ConfigError("requests_per_minute must be > 0 and max_retries >= 0.")
         self.settings, self.candidates = settings, dict(candidates)
-        self._sleep, self._clock, self._last = sleep, clock, None
+        self._sleep, self._clock = sleep, clock
+        self._last: float | None = None  # clock time of the last request
         self.requests_sent = 0
         self.cache_path = (
             Path(settings.cache_path) if settings.cache_path

@@ -43,6 +43,7 @@ from scipy import sparse
 
 from ..config.defaults import PANEL_CORE_FAMILIES as CORE_FAMILIES
 from ..config.defaults import PANEL_EXTRA_FAMILIES as EXTRA_FAMILIES
+from .attack_scores import _ranks  # rank of the true class; ties count as named
 
 __all__ = ["CORE_FAMILIES", "EXTRA_FAMILIES", "AttackerPanel", "PanelScorer", "PanelScore", "make_family"]
 
@@ -73,6 +74,14 @@ class Family:
 
     def chunk_scores(self, texts, vectors=None) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
+
+    def counts(self, texts):  # pragma: no cover - whole-document families only
+        """Additive per-chunk rows (sparse counts) of ``texts``."""
+        raise NotImplementedError(f"{type(self).__name__} scores chunks, not summed counts")
+
+    def doc_scores(self, counts) -> np.ndarray:  # pragma: no cover - whole-document families only
+        """Scores (n, K) of documents given their summed ``counts``."""
+        raise NotImplementedError(f"{type(self).__name__} scores chunks, not summed counts")
 
 
 class LinearTextFamily(Family):
@@ -194,8 +203,6 @@ class BM25Family(RetrievalFamily):
 
     def fit(self, texts, labels, doc_ids=None, vectors=None):
         super().fit(texts, labels)
-        from sklearn.feature_extraction.text import CountVectorizer
-
         c = self.counter_.transform(list(texts))
         labels = np.asarray(labels, dtype=object)
         member = sparse.csr_matrix((np.ones(len(labels)), (np.searchsorted(self.classes_, labels),
@@ -209,7 +216,6 @@ class BM25Family(RetrievalFamily):
         tf = tf.tocoo()
         w = tf.data * (self.k1 + 1) / (tf.data + norm[tf.row]) * idf[tf.col]
         self.weights_ = sparse.csr_matrix((w, (tf.row, tf.col)), shape=tf.shape)
-        del CountVectorizer
         return self
 
     def doc_scores(self, counts) -> np.ndarray:
@@ -246,6 +252,10 @@ class AttackerPanel:
     ``fit_seconds_`` {name: seconds}.
     """
 
+    # set by measure/panel_cache.fitted_panel: read from its cache file, and the load or fit time
+    loaded_from_cache_: bool
+    cache_seconds_: float
+
     def __init__(self, families: Sequence[str] = CORE_FAMILIES, *, random_state: int = 0):
         self.families = tuple(families)
         self.random_state = random_state
@@ -278,8 +288,8 @@ class FamilyScore:
     chunk_accuracy: float
     document_accuracy: float
     named_documents: tuple = field(default=(), repr=False)
-    chunk_named: np.ndarray | None = field(default=None, repr=False)  # per chunk position
-    doc_named: np.ndarray | None = field(default=None, repr=False)  # per scorer.documents_
+    chunk_named: np.ndarray = field(default_factory=lambda: np.zeros(0, bool), repr=False)  # per chunk
+    doc_named: np.ndarray = field(default_factory=lambda: np.zeros(0, bool), repr=False)  # per scorer.documents_
 
 
 @dataclass
@@ -298,16 +308,6 @@ class PanelScore:
             out[f"{prefix}{n}_chunk"] = s.chunk_accuracy
             out[f"{prefix}{n}_doc"] = s.document_accuracy
         return out
-
-
-def _ranks(scores: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Rank of the true class (0 = named; ties count as named); K for an unknown class."""
-    out = np.full(len(y), scores.shape[1], dtype=np.int64)
-    ok = y >= 0
-    if ok.any():
-        true = scores[ok, y[ok]]
-        out[ok] = (scores[ok] > true[:, None]).sum(axis=1)
-    return out
 
 
 class PanelScorer:

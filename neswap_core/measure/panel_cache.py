@@ -68,7 +68,7 @@ def fitted_panel(texts: Sequence[str], labels: Sequence[str], doc_ids: Sequence[
     panel.loaded_from_cache_, panel.cache_seconds_ = False, time.perf_counter() - start
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, delete=False, suffix=".tmp") as fh:
-            pickle.dump(panel, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(fh.name, path)
+        with tempfile.NamedTemporaryFile(dir=path.parent, delete=False, suffix=".tmp") as tmp:
+            pickle.dump(panel, tmp, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp.name, path)
     return panel

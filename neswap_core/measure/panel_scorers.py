@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from .attack_scores import AttackMeasures, ReleaseScorer
-from .panel import AttackerPanel, Family, _ranks
+from .attack_scores import AttackMeasures, ReleaseScorer, _ranks
+from .panel import AttackerPanel, BM25Family, Family, LinearTextFamily, RetrievalFamily
 
 Embed = Callable[[list[str]], np.ndarray]
 
@@ -40,13 +40,16 @@ class FamilyAttacker:
         same = np.array([self.pre_vectors is not None and self.pre_texts[p] == t
                          for p, t in zip(positions, texts, strict=True)], dtype=bool)  # fmt: skip
         new = [t for t, s in zip(texts, same, strict=True) if not s]
-        if new and self.embed is None:
-            raise ValueError("the embedding family needs an embed function for changed texts")
-        fresh = np.asarray(self.embed(new), np.float64) if new else None
-        dim = (fresh if fresh is not None else self.pre_vectors).shape[1]
+        fresh = None
+        if new:
+            if self.embed is None:
+                raise ValueError("the embedding family needs an embed function for changed texts")
+            fresh = np.asarray(self.embed(new), np.float64)
+        known = self.pre_vectors if same.any() else None
+        dim = fresh.shape[1] if fresh is not None else known.shape[1] if known is not None else 0
         out = np.empty((len(texts), dim))
-        if same.any():
-            out[same] = self.pre_vectors[positions[same]]
+        if known is not None:
+            out[same] = known[positions[same]]
         if fresh is not None:
             out[~same] = fresh
         return out
@@ -73,14 +76,14 @@ def family_term_weights(family: Family, texts: Sequence[str], label: str) -> pd.
     if label not in classes or not texts:
         return pd.Series(dtype=float)
     k = classes.index(label)
-    if family.whole_document:
+    if isinstance(family, RetrievalFamily):
         counts = sparse.csr_matrix(family.counts(list(texts)).sum(axis=0))
-        if hasattr(family, "weights_"):
+        if isinstance(family, BM25Family):
             contrib = counts.multiply(family.weights_[k])
         else:
             contrib = family._weigh(counts).multiply(family.profiles_[k])
         names = family.counter_.get_feature_names_out()
-    elif hasattr(family, "vectorizer_"):
+    elif isinstance(family, LinearTextFamily):
         x = family.vectorizer_.transform(list(texts))
         clf = family.clf_
         if family.model == "nb":
@@ -131,25 +134,13 @@ class DocumentFamilyScorer(ReleaseScorer):
         return self.measures(pos, scores, counts)
 
     def score_steps(self, steps: Sequence[Mapping[int, str]]) -> list[AttackMeasures]:
-        flat_pos, flat_texts, step_of = [], [], []
-        for s, step in enumerate(steps):
-            pos, texts = self._changed(step)
-            flat_pos.extend(pos.tolist())
-            flat_texts.extend(texts)
-            step_of.extend([s] * len(pos))
-        counts = self.family.counts(flat_texts).tocsr() if flat_texts else None
-        scores = self.family.doc_scores(counts) if flat_texts else None
-        out, latest, step_of = [], {}, np.asarray(step_of)
-        for s in range(len(steps)):
-            for row in np.flatnonzero(step_of == s):
-                latest[flat_pos[row]] = row
-            pos = np.fromiter(latest.keys(), dtype=np.int64, count=len(latest))
-            rows = np.fromiter(latest.values(), dtype=np.int64, count=len(latest))
-            if len(rows):
-                out.append(self.measures(pos, scores[rows], counts[rows]))
-            else:
-                out.append(self.pre_release())
-        return out
+        _, flat_texts, cumulative = self.flat_steps(steps)
+        if not flat_texts:
+            return [self.pre_release() for _ in cumulative]
+        counts = self.family.counts(flat_texts).tocsr()
+        scores = self.family.doc_scores(counts)
+        return [self.measures(pos, scores[rows], counts[rows]) if len(rows) else self.pre_release()
+                for pos, rows in cumulative]  # fmt: skip
 
     def measures(self, positions: np.ndarray, log_p: np.ndarray, counts=None) -> AttackMeasures:
         """Measures when the chunks at ``positions`` hold texts of word ``counts`` (chunk scores
@@ -191,9 +182,12 @@ def family_scorers(panel: AttackerPanel, texts: Sequence[str], labels: Sequence[
             continue
         pre = None
         if fam.needs_vectors:
-            if vectors is None and embed is None:
+            if vectors is not None:
+                pre = np.asarray(vectors, np.float64)
+            elif embed is not None:
+                pre = np.asarray(embed(list(texts)), np.float64)
+            else:
                 continue  # no way to embed: the embedding family is left out
-            pre = np.asarray(vectors if vectors is not None else embed(list(texts)), np.float64)
         attacker = FamilyAttacker(fam, texts, pre, embed)
         out[name] = TieNamedScorer(attacker, texts, labels, doc_ids, name=name)
     return out

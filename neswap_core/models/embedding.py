@@ -200,7 +200,7 @@ class EmbeddingCache:
         self._index, self._blocks, self.dimension = {}, [], None
 
     # --- internals -------------------------------------------------------------------------
-    def _append_block(self, index: dict, keys: list[bytes], vectors: np.ndarray) -> None:
+    def _append_block(self, index: dict[bytes, tuple[int, int]], keys: list[bytes], vectors: np.ndarray) -> None:
         block = len(self._blocks)
         self._blocks.append(vectors)
         for row, key in enumerate(keys):
@@ -210,20 +210,20 @@ class EmbeddingCache:
         if self._index is None:
             self._index = {}
             if self.directory is not None:
-                self._prepare_directory()
-                self._load_shards()
+                self._prepare_directory(self.directory)
+                self._load_shards(self._index)
         return self._index
 
-    def _prepare_directory(self) -> None:
+    def _prepare_directory(self, directory: Path) -> None:
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ConfigError(
-                f"Cannot create the embedding cache folder {self.directory}: {exc}. "
+                f"Cannot create the embedding cache folder {directory}: {exc}. "
                 "Choose a writable cache folder (cache_dir / --cache-dir)."
             ) from exc
         now = time.time()
-        for path in self.directory.iterdir():
+        for path in directory.iterdir():
             unfinished = path.name.startswith(".tmp-") or (
                 path.name.endswith(".vec.npy") and not _key_path(path).exists()
             )
@@ -235,14 +235,14 @@ class EmbeddingCache:
             return []
         return sorted(p for p in self.directory.glob("*.key.npy") if not p.name.startswith("."))
 
-    def _load_shards(self) -> None:
+    def _load_shards(self, index: dict[bytes, tuple[int, int]]) -> None:
         paths = self._shard_keys()
         for key_path in paths:
             loaded = self._read_shard(key_path)
             if loaded is not None:
-                self._append_block(self._index, [k.tobytes() for k in loaded[0]], loaded[1])
-        if len(paths) > MAX_SHARDS and self._index:
-            self._compact(paths)
+                self._append_block(index, [k.tobytes() for k in loaded[0]], loaded[1])
+        if len(paths) > MAX_SHARDS and index:
+            self._compact(index, paths)
 
     def _read_shard(self, key_path: Path) -> tuple[np.ndarray, np.ndarray] | None:
         vec_path = _vec_path(key_path)
@@ -274,18 +274,21 @@ class EmbeddingCache:
         self.dimension = vectors.shape[1]
         return keys, vectors
 
-    def _compact(self, old_paths: list[Path]) -> None:
+    def _compact(self, index: dict[bytes, tuple[int, int]], old_paths: list[Path]) -> None:
         """Merge every shard into one (the old files are removed after the new one is in place)."""
-        keys = list(self._index)
-        vectors = np.stack([self._blocks[b][r] for b, r in self._index.values()])
-        self._blocks, self._index = [], {}
-        self._append_block(self._index, keys, vectors)
+        keys = list(index)
+        vectors = np.stack([self._blocks[b][r] for b, r in index.values()])
+        index.clear()
+        self._blocks = []
+        self._append_block(index, keys, vectors)
         self._write_shard(np.frombuffer(b"".join(keys), np.uint8).reshape(-1, 32), vectors)
         for path in old_paths:
             _remove_shard(path)
 
     def _write_shard(self, keys: np.ndarray, vectors: np.ndarray) -> Path | None:
         """Write one shard; returns its vector file, or None when it could not be written."""
+        if self.directory is None:
+            return None
         name = f"{time.time_ns():020d}-{os.getpid()}-{secrets.token_hex(4)}"
         key_path = self.directory / f"{name}.key.npy"
         try:
@@ -418,10 +421,11 @@ class Embedder:
                 self._warn_stale(new.shape[1])
                 stale = {k: t for k, t in zip(keys, texts, strict=True) if k in found}
                 found = {}
-                new = np.concatenate(
-                    [new, self._embed_missing(list(stale.values()), batch_size, None)]
-                )
-                missing.update(stale)
+                if stale:  # the cached texts asked for are embedded again by the new model
+                    new = np.concatenate(
+                        [new, self._embed_missing(list(stale.values()), batch_size, None)]
+                    )
+                    missing.update(stale)
             self.cache.add(list(missing), new)
             found.update(zip(missing, new, strict=True))
             self.n_embedded += len(missing)
@@ -455,6 +459,8 @@ class Embedder:
             out[idx] = vectors
             if progress is not None:
                 progress(min(lo + step, len(order)), len(order))
+        if out is None:  # no texts
+            return np.zeros((0, self.dimension), dtype=np.float32)
         return out
 
     def _call_model(self, texts: list[str], batch_size: int) -> np.ndarray:

@@ -19,6 +19,7 @@ import multiprocessing
 import os
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from typing import TypeGuard
 
 import numpy as np
 
@@ -84,6 +85,8 @@ def _start_worker(*args) -> None:
 
 
 def _embed_job(texts: list[str]) -> np.ndarray:
+    if _WORKER is None:
+        raise RuntimeError("embedding worker process started without _start_worker")
     return embed_job(_WORKER, texts)
 
 
@@ -116,7 +119,7 @@ def embed_in_processes(embedder: Embedder, jobs: Sequence[list[str]], processes:
     return store_jobs(embedder, jobs, embed_jobs_in_processes(embedder, jobs, processes))
 
 
-def poolable(embedder) -> bool:
+def poolable(embedder: object) -> TypeGuard[Embedder]:
     """``embedder`` is an ``Embedder`` whose model a worker can load and whose vectors do not
     depend on the thread count (module docstring)."""
     if not isinstance(embedder, Embedder) or embedder.backend not in POOLED_BACKENDS:

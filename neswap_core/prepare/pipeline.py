@@ -122,7 +122,7 @@ def embed_chunks(
     """
     if not chunks:
         return np.zeros((0, 0), dtype=np.float32)
-    out = None
+    out: np.ndarray | None = None
     for lo in range(0, len(chunks), batch_chunks):
         vectors = embedder.encode([c.text for c in chunks[lo : lo + batch_chunks]])
         if out is None:
@@ -133,6 +133,7 @@ def embed_chunks(
                 else np.empty(shape, dtype=np.float32)
             )
         out[lo : lo + len(vectors)] = vectors
+    assert out is not None  # chunks is not empty
     if isinstance(out, np.memmap):
         out.flush()
     return out
@@ -277,7 +278,7 @@ def stack_vectors(blocks: list[np.ndarray], out_path: str | Path | None = None) 
     for i, block in enumerate(blocks):
         out[row : row + len(block)] = block
         row += len(block)
-        blocks[i] = None  # the caller's list lets go of it too
+        blocks[i] = out[:0]  # the caller's list lets go of it too
     if isinstance(out, np.memmap):
         out.flush()
     return out
@@ -307,7 +308,8 @@ def prepare(
     forked PyTorch or ONNX Runtime thread pool can hang); ``Embedder`` loads on first use.
     """
     from ..models.embedding import Embedder
-    from ..text.entities import EntityFilter, apply_corrections
+    from ..text.corrections import apply_corrections
+    from ..text.entities import EntityFilter
     from ..text.lazy_ner import LazyNer
     from .lanes import run_in_lanes
 
@@ -356,7 +358,7 @@ def prepare(
     embeddings = stack_vectors(blocks, embeddings_path) if chunks else np.zeros((0, 0), np.float32)
     with _timed(timings, "ner", cpu):
         if not corrections and config.review.corrections:  # a run.toml exported by the app
-            from ..text.entities import corrections_from_config
+            from ..text.corrections import corrections_from_config
 
             corrections = corrections_from_config(config.review.corrections)
         if corrections:

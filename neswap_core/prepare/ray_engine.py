@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config import RunConfig
-from ..corpus import Corpus
+from ..corpus import Chunk, Corpus
 from ..errors import ConfigError, ModelMissingError
 
 
@@ -198,7 +198,7 @@ def prepare_ray(
     start = time.perf_counter()
     docs: dict[int, object] = {}
     reports: list[tuple] = []
-    chunk_rows: list[tuple[int, int, object, np.ndarray]] = []
+    chunk_rows: list[tuple[int, int, Chunk, np.ndarray]] = []
     for batch in run_stages(corpus, config, options):
         if "document" in batch:
             docs.update((int(p), pickle.loads(b)) for p, b in zip(batch["position"],
@@ -246,7 +246,5 @@ def embed_jobs_ray(embedder, jobs: list[list[str]], options: RayOptions | None =
     pool = ActorPool([actor.remote(*worker_args(embedder)) for _ in range(n)])
     order = sorted(range(len(jobs)), key=lambda i: -sum(map(len, jobs[i])))
     vectors = pool.map(lambda a, i: a.embed.remote(jobs[i]), order)
-    out: list[np.ndarray | None] = [None] * len(jobs)
-    for i, block in zip(order, vectors, strict=True):
-        out[i] = block
-    return out
+    out: dict[int, np.ndarray] = dict(zip(order, vectors, strict=True))
+    return [out[i] for i in range(len(jobs))]

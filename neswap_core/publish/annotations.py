@@ -54,8 +54,8 @@ def _classify(replacement: str, original: str, categories: Mapping[str, str]) ->
     for category, tab_type in TAB_TYPES.items():
         if f"[{category}]" in replacement:
             return tab_type, "QUASI"
-    category = categories.get(original) or categories.get(replacement)
-    return TAB_TYPES.get(category or "", "MISC"), "QUASI"
+    found = categories.get(original) or categories.get(replacement)
+    return TAB_TYPES.get(found or "", "MISC"), "QUASI"
 
 
 def changed_mentions(

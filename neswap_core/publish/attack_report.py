@@ -77,7 +77,7 @@ def panel_summary(attackers: Mapping[str, dict], members: Sequence[str]) -> dict
         for level, key in (("chunk", "chunk_top1"), ("document", "document_accuracy")):
             values = {m: attackers[m][when].get(key) for m in members}
             known = {m: v for m, v in values.items() if v is not None}
-            worst = max(known, key=known.get) if known else None
+            worst = max(known, key=lambda m: known[m]) if known else None
             out[f"{when}_{level}_accuracy"] = known.get(worst) if worst else None
             out[f"{when}_{level}_attacker"] = worst
     return out

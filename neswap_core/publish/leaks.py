@@ -46,6 +46,7 @@ import io
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -214,11 +215,18 @@ class LeakScanner:
     """Compiled search for a set of terms: ``scan(text)`` → [(start, end, term, case)]."""
 
     terms: tuple[LeakTerm, ...]
+    # compiled in __post_init__: term tables by exact text, lower case and capitals, and patterns
+    _exact: dict[str, LeakTerm] = field(init=False, repr=False, compare=False)
+    _folded: dict[str, LeakTerm] = field(init=False, repr=False, compare=False)
+    _capitals: dict[str, LeakTerm] = field(init=False, repr=False, compare=False)
+    _exact_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    _folded_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    _capitals_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         exact = {t.text: t for t in self.terms}
         folded = {t.text.lower(): t for t in self.terms if t.any_case}
-        capitals = {t.in_capitals: t for t in self.terms if t.in_capitals and t.in_capitals not in exact}
+        capitals = {c: t for t in self.terms if (c := t.in_capitals) and c not in exact}
         object.__setattr__(self, "_exact", exact)
         object.__setattr__(self, "_folded", folded)
         object.__setattr__(self, "_capitals", capitals)
@@ -349,7 +357,7 @@ def group_hits(hits: Sequence[LeakHit], examples: int = 3) -> list[LeakGroup]:
     return sorted(out, key=lambda g: (-g.hits, g.identifier, g.kind))
 
 
-def hits_csv(hits: Sequence[LeakHit], accepted: set[tuple[str, str, str, str]] = frozenset()) -> str:
+def hits_csv(hits: Sequence[LeakHit], accepted: AbstractSet[tuple[str, ...]] = frozenset()) -> str:
     """The leak list as CSV (key/leaks.csv), with an ``accepted`` column."""
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=[*HIT_COLUMNS, "accepted"], lineterminator="\n")

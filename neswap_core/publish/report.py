@@ -117,7 +117,7 @@ def _verdict_json(result: ReleaseResult) -> dict | None:
 
 
 def _facts(result: ReleaseResult) -> dict[str, str]:
-    prepared, release, row = result.context, result.release, result.row
+    prepared, release, row = result.context, result.written_release(), result.row
     facts = {"corpus": f"{len(result.corpus)} documents, {len(prepared.chunks)} passages",
              "release": f"{result.choice.release_id}: {describe_candidate(row)}",
              "why this release": result.choice.reason}
@@ -141,7 +141,7 @@ def _facts(result: ReleaseResult) -> dict[str, str]:
 def report_html(result: ReleaseResult, figures_html: Sequence[str] = ()) -> str:
     """key/report.html: the release in sentences, measured protection, examples, change log,
     candidates and Pitman tables, corrections, decisions and settings (module docstring)."""
-    release, candidates = result.release, result.candidates
+    release, candidates = result.written_release(), result.candidates
     attack, attack_rows = release_attack(result)
     audit = release_audit(result)
     facts = _facts(result)

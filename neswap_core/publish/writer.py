@@ -43,7 +43,7 @@ def _corrections(result: ReleaseResult) -> bytes:
 
 #: key/ file -> its contents, for a result with a release (report.html is added by key_files).
 KEY_FILES: dict[str, Callable[[ReleaseResult], bytes]] = {
-    "decisions.csv": lambda r: _csv(r.release.review),
+    "decisions.csv": lambda r: _csv(r.written_release().review),
     "corrections.json": _corrections,
     "candidates.csv": lambda r: _csv(r.candidates.table),
     "frontier.csv": lambda r: _csv(r.candidates.frontier()),
@@ -75,7 +75,7 @@ def release_bundle(result: ReleaseResult, with_key_files: bool = True) -> Bundle
     """The released/ files and the key tables of the written release, leak-scanned, with every
     other key/ file when ``with_key_files`` (the app adds them when the key is downloaded)."""
     config = result.config
-    bundle = build_bundle(result.corpus, result.clean, result.release.chunks,
+    bundle = build_bundle(result.corpus, result.clean, result.written_release().chunks,
                           seed=config.bundle.bundle_seed, shuffle_chunks=config.bundle.shuffle_chunks,
                           publishable_columns=config.bundle.publishable_columns)  # fmt: skip
     return bundle.with_key_files(key_files(result)) if with_key_files else bundle

@@ -86,7 +86,9 @@ def breakpoints_for(distances: np.ndarray, threshold: float = DEFAULT_THRESHOLD)
     return np.flatnonzero(d > np.percentile(d, threshold))
 
 
-def chunk_spans(text: str, sentences: Sequence[Span], breakpoints: Sequence[int]) -> list[Span]:
+def chunk_spans(
+    text: str, sentences: Sequence[Span], breakpoints: Sequence[int] | np.ndarray
+) -> list[Span]:
     """Cut the sentences after each breakpoint; each chunk is a slice of ``text``."""
     chunks: list[Span] = []
     first = 0

@@ -13,8 +13,8 @@ Decisions where the spec is silent:
   possessive; offsets move with the cut, so ``text == chunk_text[start:end]`` always holds;
 - gazetteer labels may be a category name ("Product") or a spaCy label ("PRODUCT"); a category
   name maps to itself whatever the label map says;
-- analyst corrections are whole-word and case-sensitive; an added entity replaces the NER spans
-  it overlaps and is labelled ``MANUAL``;
+- analyst corrections (``text/corrections.py``) are whole-word and case-sensitive; an added
+  entity replaces the NER spans it overlaps and is labelled ``MANUAL``;
 - the **entity filter** (``EntityFilter``, issue 10) drops spans that are never names: fiscal
   periods ("Q3", "FY2021", "third quarter"), job titles ("CFO"), diseases ("COVID-19") and
   financial jargon ("EBITDA"), listed once in ``config.DEFAULT_NOT_ENTITIES`` and extended by
@@ -302,83 +302,3 @@ def _filter_regexes(
     if entity_filter not in _FILTER_CACHE:
         _FILTER_CACHE[entity_filter] = entity_filter._regexes()
     return _FILTER_CACHE[entity_filter]
-
-
-# --- analyst corrections ----------------------------------------------------------------------
-@dataclass(frozen=True)
-class EntityCorrection:
-    """An analyst's fix: ``drop`` an entity string or ``add`` one, in one chunk or everywhere.
-
-    ``category=None`` with ``drop`` removes the string whatever its category.
-    """
-
-    action: str  # "drop" | "add"
-    category: str | None
-    text: str
-    chunk_id: str | None = None  # None: every chunk
-
-    def __post_init__(self) -> None:
-        if self.action not in ("drop", "add"):
-            raise ConfigError(f"A correction's action is 'drop' or 'add', not {self.action!r}.")
-        if self.category is None and self.action == "add":
-            raise ConfigError("Adding an entity needs a category, e.g. 'Product'.")
-        if self.category is not None and self.category not in CATEGORIES:
-            raise ConfigError(f"Unknown category {self.category!r}; known: {list(CATEGORIES)}.")
-        if (
-            not isinstance(self.text, str)
-            or not self.text.strip()
-            or self.text != self.text.strip()
-        ):
-            raise ConfigError(
-                f"A correction's text must be non-empty without outer spaces, got {self.text!r}."
-            )
-
-
-def correction_to_dict(correction: EntityCorrection) -> dict[str, str]:
-    """A correction as a RunConfig/TOML table ("" stands for None)."""
-    return {"action": correction.action, "category": correction.category or "",
-            "text": correction.text, "chunk_id": correction.chunk_id or ""}
-
-
-def corrections_from_config(rows: Sequence[Mapping[str, str]]) -> list[EntityCorrection]:
-    """The corrections of ``RunConfig.review.corrections`` (the inverse of ``correction_to_dict``)."""
-    return [EntityCorrection(action=r["action"], category=r.get("category") or None,
-                             text=r.get("text", ""), chunk_id=r.get("chunk_id") or None)
-            for r in rows]
-
-
-def apply_corrections(
-    chunks: Sequence[Chunk], corrections: Sequence[EntityCorrection]
-) -> list[Chunk]:
-    """The chunks with the corrections applied in the given order."""
-    known = {c.chunk_id for c in chunks}
-    unknown = sorted({k.chunk_id for k in corrections if k.chunk_id is not None} - known)
-    if unknown:
-        raise ConfigError(
-            f"Corrections refer to chunks not in this corpus: {unknown[:5]} (chunk ids change "
-            "when the threshold changes). Remove them or make them corpus-wide."
-        )
-    out = []
-    for chunk in chunks:
-        spans = list(chunk.entities)
-        for fix in corrections:
-            if fix.chunk_id is not None and fix.chunk_id != chunk.chunk_id:
-                continue
-            spans = _drop(spans, fix) if fix.action == "drop" else _add(chunk.text, spans, fix)
-        out.append(replace(chunk, entities=tuple(sorted(spans, key=lambda s: (s.start, s.end)))))
-    return out
-
-
-def _drop(spans: list[EntitySpan], fix: EntityCorrection) -> list[EntitySpan]:
-    return [s for s in spans if not (s.text == fix.text and fix.category in (None, s.category))]
-
-
-def _add(text: str, spans: list[EntitySpan], fix: EntityCorrection) -> list[EntitySpan]:
-    blocked = placeholder_ranges(text)
-    pattern = re.compile(r"(?<!\w)" + re.escape(fix.text) + r"(?!\w)")
-    for m in pattern.finditer(text):
-        if _overlaps(m.start(), m.end(), blocked):
-            continue
-        spans = [s for s in spans if not (s.start < m.end() and m.start() < s.end)]
-        spans.append(EntitySpan(m.start(), m.end(), MANUAL_LABEL, fix.category, fix.text))
-    return spans

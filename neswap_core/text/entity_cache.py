@@ -113,6 +113,7 @@ class EntityCache:
         try:
             with open(shard, encoding="utf-8") as handle:
                 rows = [json.loads(line) for line in handle if line.strip()]
+            assert self._spans is not None  # _load sets it before reading a shard
             self._spans.update({row["k"]: row["s"] for row in rows})
         except FileNotFoundError:
             pass  # merged into a new shard by another process meanwhile

@@ -272,8 +272,8 @@ def _within_one_edit(a: str, b: str) -> bool:
 
 def near_miss_surnames(text: str, executives: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
     """(executive index, word) for words of ``text`` one edit from a 5+ letter surname."""
-    surnames = [(k, _name_parts(n)[2]) for k, n in enumerate(executives)]
-    surnames = [(k, s[-1]) for k, s in surnames if s and len(s[-1]) >= 5]
+    parts = [(k, _name_parts(n)[2]) for k, n in enumerate(executives)]
+    surnames = [(k, s[-1]) for k, s in parts if s and len(s[-1]) >= 5]
     if not surnames:
         return ()
     words = set(_CAPITALISED.findall(text)) - {s for _, s in surnames}

@@ -228,10 +228,10 @@ def _speaker(
         if line.lower().rstrip(":") == "operator" and _alone(lines, i):
             return "Operator", "", False, 1, -1
         if _dash_line(lines, i):
-            person = parse_participant(line)
-            known_side = known.get(person.name)
-            side = known_side.company_side if known_side else person.company_side
-            return person.name, person.role, side, 1, -1
+            parsed = parse_participant(line)
+            known_side = known.get(parsed.name)
+            side = known_side.company_side if known_side else parsed.company_side
+            return parsed.name, parsed.role, side, 1, -1
         return None
     if layout == "streetevents":
         m = _BRACKET_SPEAKER.fullmatch(line)

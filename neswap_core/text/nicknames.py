@@ -188,6 +188,6 @@ for _line in _TABLE.strip().splitlines():
     NICKNAMES[_formal.strip()] = tuple(dict.fromkeys(_nicks.split()))
 
 FORMAL: dict[str, tuple[str, ...]] = {}
-for _formal, _nicks in NICKNAMES.items():
-    for _nick in _nicks:
-        FORMAL[_nick] = (*FORMAL.get(_nick, ()), _formal)
+for _formal_name, _nick_names in NICKNAMES.items():
+    for _nick in _nick_names:
+        FORMAL[_nick] = (*FORMAL.get(_nick, ()), _formal_name)

@@ -382,7 +382,8 @@ class Workspace(ReviewDecisions):
                     "VALUES (?, ?, ?, ?, ?)",
                     (action, category, text, chunk_id, _now()),
                 )
-                ids.append(int(cursor.lastrowid))
+                assert cursor.lastrowid is not None  # every INSERT sets it
+                ids.append(cursor.lastrowid)
         return ids
 
     def replace_corrections(self, records: list[tuple[str, str, str, str | None]]) -> None:
@@ -480,8 +481,8 @@ class Workspace(ReviewDecisions):
             meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
             settings = conn.execute("SELECT key, value FROM settings ORDER BY key").fetchall()
             cols = ("id", "action", "category", "text", "chunk_id", "created_at")
-            corrections = conn.execute(f"SELECT {', '.join(cols)} FROM corrections ORDER BY id")
-            corrections = [dict(zip(cols, row, strict=True)) for row in corrections]
+            rows = conn.execute(f"SELECT {', '.join(cols)} FROM corrections ORDER BY id")
+            corrections = [dict(zip(cols, row, strict=True)) for row in rows]
             decisions = snapshot_rows(conn)
             artifacts = _artifact_rows(conn)
         return {
