@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from neswap_core.corpus import Chunk, EntitySpan
 from neswap_core.generate.rewrite import swap_pair
-from neswap_core.text.entities import EntityCorrection, apply_corrections
+from neswap_core.text.corrections import EntityCorrection, apply_corrections
 
 #: Two sentences of the sample's BAH_q3_2021#0026, verbatim.
 BAH = ("In the port of that, we made a minority investment in Tracepoint, a digital forensic rand "
