@@ -36,16 +36,17 @@ def served(monkeypatch) -> dict:
     return files
 
 
-def shared_onnx_export(cache_dir: str | Path) -> None:
+def shared_onnx_export(cache_dir: str | Path, backend: str | None = None) -> None:
     """Link the machine's one-time ONNX export of MiniLM (made once in the test session's cache)
     into the fresh ``cache_dir``: a test that needs cold embedding and NER caches does not need
     to export the model again (~20 s each; the export is a per-machine step, SPEC §1, issue 14).
-    Nothing is linked for a backend that does not use ONNX."""
+    ``backend``: the one the test runs (default: what "auto" resolves to on this machine);
+    nothing is linked for a backend that does not use ONNX."""
     from neswap_core.config import DEFAULT_EMBEDDING_BACKEND, DEFAULT_EMBEDDING_MODEL
     from neswap_core.models.embedding import embedding_model_path, resolve_backend
     from neswap_core.models.onnx_minilm import onnx_model_file
 
-    backend = resolve_backend(DEFAULT_EMBEDDING_BACKEND)
+    backend = resolve_backend(backend or DEFAULT_EMBEDDING_BACKEND)
     if not backend.startswith("onnx"):
         return
     shared = Path(os.environ["NESWAP_CACHE_DIR"])

@@ -10,6 +10,7 @@ import pytest
 
 from neswap_core.models.embedding import Embedder
 from neswap_core.models.embedding_pool import RecordingEncoder, pool_processes
+from tests.conftest import shared_onnx_export
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,11 +62,9 @@ def test_pooled_sweep_embeds_every_vector_the_serial_sweep_does(tmp_path, monkey
                           plan_rounds=1, plan_terms=[True], plan_redaction_levels=[0.0, 0.05],
                           document_levels=[0.1])
     prepared = prepare_path("data/sample", config)
-    shared = Path(prepared.config.prepare.cache_dir or ROOT / ".neswap-cache")
     tables, embedders = [], []
     for name, processes in (("serial", 1), ("pooled", 2)):
-        (tmp_path / name).mkdir()
-        (tmp_path / name / "onnx").symlink_to((shared / "onnx").resolve())  # export shared
+        shared_onnx_export(tmp_path / name, backend="onnx")  # the one-time export is shared
         embedder = Embedder(cache_dir=tmp_path / name, backend="onnx")
         ctx, _ = release_context(prepared.chunks, prepared.embeddings, embedder.encode, config)
         sent = prefetch_candidates(ctx, config, processes, min_texts=0)
