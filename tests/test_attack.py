@@ -233,3 +233,18 @@ def test_naming_terms_are_the_released_words_that_weigh_most_for_the_true_compan
     assert list(view.words.index) == list(after.index)
     with pytest.raises(ConfigError, match="not in the attacked corpus"):
         naming_terms(scorer, {}, "Nobody_0")
+
+
+def test_term_weights_equal_up_to_float_noise_rank_by_term():
+    """A name and the bigram holding it always occur together, so their weights agree up to the
+    BLAS summation order, whose last digits differ between CPUs (key/attack.csv listed "name
+    atmos; atmos" on one machine and "atmos; name atmos" on another): such ties put the phrase
+    first, then rank by term."""
+    from neswap_core.measure.attack import ranked_weights
+
+    ranked = ranked_weights(np.array([0.5, 0.5 + 1e-15, 0.7, -0.1, 0.5]),
+                            np.array(["atmos", "name atmos", "cloud", "flat", "aruba"], dtype=object))
+    assert list(ranked.index) == ["cloud", "name atmos", "aruba", "atmos", "flat"]
+    assert ranked["name atmos"] == 0.5 + 1e-15  # the weights themselves are not rounded
+    flipped = ranked_weights(np.array([0.5 + 1e-15, 0.5]), np.array(["atmos", "name atmos"], dtype=object))
+    assert list(flipped.index) == ["name atmos", "atmos"]

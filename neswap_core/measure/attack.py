@@ -52,6 +52,23 @@ def _as_texts(texts: Sequence[str], what: str = "texts") -> list[str]:
     return out
 
 
+#: Decimals a term weight is compared at: weights equal to this precision are a tie. Two terms
+#: that always occur together (a name and the bigram holding it) get weights equal up to the
+#: BLAS summation order, whose last digits differ between CPUs.
+WEIGHT_DECIMALS = 10
+
+
+def ranked_weights(weights: np.ndarray, terms: np.ndarray) -> pd.Series:
+    """``weights`` per term, largest first; ties (to ``WEIGHT_DECIMALS``) put the longer phrase
+    first (it says more than the word inside it: "billable expenses", then "billable"), then
+    term order, so the ranking is the same on every machine."""
+    weights = np.asarray(weights, dtype=np.float64)
+    terms = np.asarray(terms, dtype=object).astype(str)
+    words = np.char.count(terms, " ") if len(terms) else np.zeros(0, dtype=np.int64)
+    order = np.lexsort((terms, -words, -np.round(weights, WEIGHT_DECIMALS)))
+    return pd.Series(weights[order], index=terms[order].astype(object))
+
+
 class TextAttacker(BaseEstimator):
     """TF-IDF (word n-grams, sublinear tf) + multinomial logistic regression (SPEC §8).
 
@@ -151,7 +168,7 @@ class TextAttacker(BaseEstimator):
         totals = np.asarray(X.multiply(row).sum(axis=0)).ravel()
         used = np.flatnonzero(X.getnnz(axis=0))
         names = self.vectorizer_.get_feature_names_out()[used]
-        return pd.Series(totals[used], index=names).sort_values(ascending=False)
+        return ranked_weights(totals[used], names)
 
 
 def fold_assignment(
@@ -278,7 +295,7 @@ class CrossFittedAttacker(BaseEstimator):
         if not parts:
             return pd.Series(dtype=float)
         total = pd.concat(parts).groupby(level=0).sum()
-        return total.sort_values(ascending=False)
+        return ranked_weights(total.to_numpy(), total.index.to_numpy())
 
 
 def cross_fitted_proba(

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from .attack import ranked_weights
 from .attack_scores import AttackMeasures, ReleaseScorer, _ranks
 from .panel import AttackerPanel, BM25Family, Family, LinearTextFamily, RetrievalFamily
 
@@ -96,7 +97,7 @@ def family_term_weights(family: Family, texts: Sequence[str], label: str) -> pd.
     else:
         return pd.Series(dtype=float)
     contrib = contrib.tocoo()
-    return pd.Series(contrib.data, index=names[contrib.col]).sort_values(ascending=False)
+    return ranked_weights(contrib.data, names[contrib.col])
 
 
 def _tie_named(scorer: ReleaseScorer, measures: AttackMeasures, doc_scores: np.ndarray) -> AttackMeasures:
