@@ -28,12 +28,14 @@ GOLDEN = ROOT / "tests" / "fixtures" / "golden"
 pytestmark = pytest.mark.slow
 
 #: key/ files the new path writes byte for byte as bc9925d did.
-BYTE_IDENTICAL = {"pseudonyms.csv", "chunks.csv", "tab_annotations.json", "leaks.csv", "pitman.csv",
+BYTE_IDENTICAL = {"pseudonyms.csv", "chunks.csv", "tab_annotations.json", "leaks.csv",
                   "attack.json", "changes.csv", "decisions.csv", "corrections.json"}
 #: key/ files checked cell for cell against the golden bytes: text exactly, floats to a relative
 #: 1e-9. attack.csv's margins are sums over a logistic regression's coefficients, whose last
-#: digits move with the BLAS summation order (CI: 25.53174907772398 vs 25.531749077724186).
-CLOSE_TABLES = {"attack.csv"}
+#: digits move with the BLAS summation order (CI: 25.53174907772398 vs 25.531749077724186);
+#: pitman.csv's estimates come out of scipy's optimiser, whose last digits move with the CPU
+#: (an AVX-512 machine: 57.61944277819611 vs 57.61944277819614).
+CLOSE_TABLES = {"attack.csv", "pitman.csv"}
 #: Files issue 19 reformats, checked value for value (``check_values``): the candidate table
 #: (releases.csv and candidates.csv are one table now, with one name per meaning), the
 #: configuration (sections) and the reports. The CLI's swap_log.csv gained the review columns
@@ -64,6 +66,21 @@ def fresh_cache(tmp_path_factory):
         os.environ["NESWAP_CACHE_DIR"] = old
 
 
+@pytest.fixture(scope="module", autouse=True)
+def fixtures_backend():
+    """The embedding backend the fixtures were written with. Their run.toml says
+    ``embedding_backend = "auto"``, which runs bf16 on a CPU that multiplies bfloat16 in hardware
+    and ONNX elsewhere; the fixtures' machine had no such CPU, and the two backends' vectors
+    differ enough in the third digit to move a sentence breakpoint (JBL_q3_2021 was cut one
+    sentence later on an AVX-512 BF16 machine). So "auto" resolves to ONNX here, as it did there,
+    for the CLI and the app alike."""
+    from neswap_core.models import torch_minilm
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(torch_minilm, "native_bf16", lambda *args, **kwargs: False)
+        yield
+
+
 def sha(payload: bytes) -> str:
     return hashlib.sha256(payload).hexdigest()
 
@@ -92,8 +109,10 @@ AUDIT_VALUES = "audit_values.json"
 
 #: The audit's tolerance: the embeddings' last float32 digits also move with the number of
 #: threads the encoder runs on (OMP_NUM_THREADS=1 gave an audit curve point of -7.661051 against
-#: -7.661032 with every core), and the audit's log-ratios amplify them to a relative 2.5e-6.
-AUDIT_REL = 1e-4
+#: -7.661032 with every core) and with the CPU's instruction set (ONNX Runtime's AVX-512 kernels:
+#: a curve point of 0.2571754 against 0.2570769, a relative 3.8e-4), and the audit's log-ratios
+#: of nearest-neighbour distances amplify them. A wrong audit moves its figures by far more.
+AUDIT_REL = 2e-3
 
 
 def close_json(old, new, path: str = "", rel: float = 1e-6) -> None:
