@@ -29,7 +29,12 @@ import pandas as pd
 import streamlit as st
 
 from neswap_core import Candidates, Chunk, Corpus, build_candidates
-from neswap_core.config import DEFAULT_EMBEDDING_MODEL, DEFAULT_SPACY_MODEL, RunConfig
+from neswap_core.config import (
+    DEFAULT_EMBEDDING_BACKEND,
+    DEFAULT_EMBEDDING_MODEL,
+    DEFAULT_SPACY_MODEL,
+    RunConfig,
+)
 from neswap_core.generate.context import fit_mixture, release_inputs
 from neswap_core.generate.releases import ReleaseContext, Sweep, sweep_for_config
 from neswap_core.prepare.pipeline import (
@@ -53,11 +58,19 @@ def digest(value: Any) -> str:
 
 
 # --- models ---------------------------------------------------------------------------------------
+def embedder(backend: str = DEFAULT_EMBEDDING_BACKEND):
+    """The sentence encoder of the run's ``embedding_backend`` ("auto" resolved on this machine:
+    bf16 or ONNX), one per backend and process, as the CLI's (``RunConfig.prepare``)."""
+    from neswap_core.models.embedding import resolve_backend
+
+    return _embedder(resolve_backend(backend))
+
+
 @st.cache_resource(show_spinner=False)  # announced by Stage.load's progress display
-def embedder():
+def _embedder(backend: str):
     from neswap_core import Embedder
 
-    return Embedder(DEFAULT_EMBEDDING_MODEL, CACHE_DIR)
+    return Embedder(DEFAULT_EMBEDDING_MODEL, CACHE_DIR, backend=backend)
 
 
 @st.cache_resource(show_spinner=False)
@@ -142,9 +155,9 @@ class _Reporting:
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def distances(source: str, protect: str, buffer: int, _clean: CleanCorpus,
+def distances(source: str, protect: str, buffer: int, backend: str, _clean: CleanCorpus,
               _progress: Callable | None = None):
-    model = _Reporting(embedder(), _progress, "sentence groups embedded")
+    model = _Reporting(embedder(backend), _progress, "sentence groups embedded")
     return sentence_distances(_clean.corpus, model, buffer)
 
 
@@ -169,7 +182,8 @@ def _read_only(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def chunk_embeddings(chunks_key: str, _chunks: list[Chunk], _progress: Callable | None = None) -> np.ndarray:
+def chunk_embeddings(chunks_key: str, backend: str, _chunks: list[Chunk],
+                     _progress: Callable | None = None) -> np.ndarray:
     """The chunks' vectors: one read-only array per process (issue 14: one copy of the embeddings).
 
     Not ``st.cache_data``: it pickles the array and hands every call a fresh copy (at 100k chunks
@@ -177,16 +191,16 @@ def chunk_embeddings(chunks_key: str, _chunks: list[Chunk], _progress: Callable 
     same object to every page and session.
     """
     return _EMBEDDINGS.get(chunks_key, lambda: _read_only(
-        embed_chunks(_chunks, _Reporting(embedder(), _progress, "passages embedded"))))
+        embed_chunks(_chunks, _Reporting(embedder(backend), _progress, "passages embedded"))))
 
 
-def role_inputs(key: str, _chunks: list[Chunk], _x: np.ndarray, _roles: dict,
+def role_inputs(key: str, backend: str, _chunks: list[Chunk], _x: np.ndarray, _roles: dict,
                 _progress: Callable | None = None) -> tuple[list[Chunk], np.ndarray]:
     """Pre-swap chunks and vectors (C/U operators applied); the vectors are ``_x`` itself when the
     roles change no text, else one read-only array with the changed rows re-embedded (progress
     announced by Stage.load)."""
     def make():
-        model = _Reporting(embedder(), _progress, "passages re-embedded with placeholders")
+        model = _Reporting(embedder(backend), _progress, "passages re-embedded with placeholders")
         chunks, x = release_inputs(_chunks, _x, _roles, model.encode)
         return chunks, (x if x is _x else _read_only(x))
 
@@ -252,7 +266,7 @@ def sweep(key: str, _chunks: list[Chunk], _x: np.ndarray, _mixture, _config: Run
     """The candidate sweep of these settings, computed once per process (progress outside)."""
 
     def make() -> Sweep:
-        ctx = ReleaseContext(list(_chunks), _x, _mixture, embedder().encode)
+        ctx = ReleaseContext(list(_chunks), _x, _mixture, embedder(_config.prepare.embedding_backend).encode)
         result = sweep_for_config(ctx, _config, _progress)
         SWEEPS_READY.add(key)
         return result
@@ -326,12 +340,22 @@ class Stage:
     def clean(self, progress: Callable | None = None) -> CleanCorpus:
         return clean(self.source, self.protect, self.corpus(), progress)
 
+    @property
+    def backend(self) -> str:
+        """The embedding backend that runs ("auto" resolved on this machine): part of every key
+        of embedded data, since bf16 and ONNX vectors differ (and move sentence breakpoints)."""
+        from neswap_core.models.embedding import resolve_backend
+
+        return resolve_backend(self.config.prepare.embedding_backend)
+
     def chunked(self, progress: Callable | None = None):
-        return distances(self.source, self.protect, self.config.prepare.buffer, self.clean(), progress)
+        return distances(self.source, self.protect, self.config.prepare.buffer, self.backend,
+                         self.clean(), progress)
 
     @property
     def chunks_key(self) -> str:
-        return digest([self.source, self.protect, self.settings["threshold"], self.config.prepare.label_map])
+        return digest([self.source, self.protect, self.settings["threshold"], self.config.prepare.label_map,
+                       self.backend])
 
     def raw_chunks(self, progress: Callable | None = None) -> list[Chunk]:
         """Chunks with NER entities, before the analyst's corrections."""
@@ -355,7 +379,7 @@ class Stage:
         return corrected_chunks(self.chunks_key, self.corrections_key, self.raw_chunks(), self.corrections())
 
     def embeddings(self, progress: Callable | None = None) -> np.ndarray:
-        return chunk_embeddings(self.chunks_key, self.raw_chunks(), progress)
+        return chunk_embeddings(self.chunks_key, self.backend, self.raw_chunks(), progress)
 
     @property
     def roles_key(self) -> str:
@@ -363,8 +387,8 @@ class Stage:
 
     def pre_swap(self, progress: Callable | None = None) -> tuple[list[Chunk], np.ndarray]:
         """Chunks and embeddings after the C/U operators: the pre-swap data of every release."""
-        return role_inputs(self.roles_key, self.chunks(), self.embeddings(), self.settings["roles"],
-                           progress)
+        return role_inputs(self.roles_key, self.backend, self.chunks(), self.embeddings(),
+                           self.settings["roles"], progress)
 
     @property
     def mixture_key(self) -> str:

@@ -72,7 +72,7 @@ def audit_pair(stage, changed: dict[int, str], progress: Callable[[str], Callabl
     if not changed:
         return AuditPair(before, before)
     key = digest([stage.roles_key, changes_key(changed)])
-    x_after = released_embeddings(x, changed, embedder().encode)
+    x_after = released_embeddings(x, changed, embedder(stage.backend).encode)
     after = _audit(key, x_after, groups,
                    progress("Audit after the release") if progress else None)
     return AuditPair(before, after)

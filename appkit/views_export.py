@@ -177,7 +177,7 @@ _SCORERS = _Memo(4)
 
 
 def _scorers(key: str, _chunks, _pre_swap, _reading, _corpus, seed: int,
-             families: tuple[str, ...] = ("word",), _x=None) -> dict:
+             families: tuple[str, ...] = ("word",), _x=None, backend: str = "auto") -> dict:
     """The CLI's attackers: the attacker panel (on the corpus's reading) and the in-corpus one,
     trained once per corpus and roles (process-wide), with a progress bar and the time left."""
     from neswap_core.measure.reading import reading_attacker
@@ -187,7 +187,7 @@ def _scorers(key: str, _chunks, _pre_swap, _reading, _corpus, seed: int,
     def train() -> dict:
         reading = reading_attacker(_reading, _chunks, _corpus) if _reading is not None else None
         return build_scorers(_pre_swap, reading, in_corpus=True, random_state=seed,
-                             families=families, embed=embedder().encode, vectors=_x,
+                             families=families, embed=embedder(backend).encode, vectors=_x,
                              cache_dir=str(CACHE_DIR))
 
     return _SCORERS.get(key, lambda: run_with_progress(
@@ -203,7 +203,8 @@ def scorers(stage, seed: int) -> dict:
     pre_swap, x = stage.pre_swap()
     families = tuple(stage.config.sweep.panel_families)
     key = digest([stage.roles_key, reading_key, seed, families])
-    return _scorers(key, stage.chunks(), pre_swap, reading, stage.corpus(), int(seed), families, x)
+    return _scorers(key, stage.chunks(), pre_swap, reading, stage.corpus(), int(seed), families, x,
+                    stage.backend)
 
 
 def release_figures(stage, changed: dict[int, str]) -> dict:

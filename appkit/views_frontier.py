@@ -361,7 +361,8 @@ def _grid_run(key: str, populations: tuple[float, ...], _chunks, _x, _config, _p
     from .pipeline import embedder
 
     rows, sweeps = hyperparameter_grid(
-        _chunks, _x, embedder().encode, _config.swap_categories, populations=populations,
+        _chunks, _x, embedder(_config.prepare.embedding_backend).encode, _config.swap_categories,
+        populations=populations,
         mixture_seed=_config.mixture.mixture_seed, n_init=_config.mixture.n_init, progress=_progress,
         combination_size=_config.sweep.combination_size, max_swaps=_config.sweep.max_swaps,
         draws=_config.sweep.draws, require=_config.sweep.require,

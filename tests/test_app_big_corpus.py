@@ -62,7 +62,7 @@ def test_paginate_sends_one_page_and_moves_with_the_page_number(monkeypatch):
 @pytest.fixture
 def hash_embedder(monkeypatch):
     emb = Embedder("hash", None, model=HashModel())
-    monkeypatch.setattr(ap, "embedder", lambda: emb)
+    monkeypatch.setattr(ap, "embedder", lambda backend="auto": emb)
     ap._EMBEDDINGS.clear()
     ap._PRE_SWAP.clear()
     yield emb
@@ -82,8 +82,8 @@ def _chunks() -> list[Chunk]:
 def test_every_call_gets_the_same_read_only_embeddings(hash_embedder):
     """st.cache_data handed each call a fresh copy (and kept a pickled one): now one array."""
     chunks = _chunks()
-    x = ap.chunk_embeddings("k", chunks)
-    again = ap.chunk_embeddings("k", chunks)
+    x = ap.chunk_embeddings("k", "onnx", chunks)
+    again = ap.chunk_embeddings("k", "onnx", chunks)
     assert again is x
     assert not x.flags.writeable
     with pytest.raises(ValueError):
@@ -93,13 +93,27 @@ def test_every_call_gets_the_same_read_only_embeddings(hash_embedder):
 
 def test_pre_swap_vectors_are_the_same_array_when_roles_change_no_text(hash_embedder):
     chunks = _chunks()
-    x = ap.chunk_embeddings("k", chunks)
+    x = ap.chunk_embeddings("k", "onnx", chunks)
     keep = {"Organization": "S", "Location": "F"}
-    pre_chunks, pre_x = ap.role_inputs("r1", chunks, x, keep)
+    pre_chunks, pre_x = ap.role_inputs("r1", "onnx", chunks, x, keep)
     assert pre_x is x
-    assert ap.role_inputs("r1", chunks, x, keep)[1] is pre_x
+    assert ap.role_inputs("r1", "onnx", chunks, x, keep)[1] is pre_x
     # a C role rewrites text: one new read-only array, the same one on the next call
-    _, changed = ap.role_inputs("r2", chunks, x, {"Organization": "S", "Location": "C"})
+    _, changed = ap.role_inputs("r2", "onnx", chunks, x, {"Organization": "S", "Location": "C"})
     assert changed is not x and not changed.flags.writeable
-    assert ap.role_inputs("r2", chunks, x, {"Organization": "S", "Location": "C"})[1] is changed
+    assert ap.role_inputs("r2", "onnx", chunks, x, {"Organization": "S", "Location": "C"})[1] is changed
     assert [c.text for c in pre_chunks] == [c.text for c in chunks]
+
+
+def test_the_app_embeds_with_the_runs_backend_and_keys_its_data_by_it():
+    """The app used the default backend whatever the run's ``embedding_backend`` said, and its
+    caches did not know the backend: on a CPU with bfloat16 in hardware ("auto" = bf16) a run
+    set to ONNX got bf16 chunks, cut at other sentence breakpoints than the CLI's."""
+    from appkit.state import DEFAULT_SETTINGS
+
+    stages = {b: ap.Stage({**DEFAULT_SETTINGS, "embedding_backend": b, "corpus_source": "sample"}, None)
+              for b in ("onnx", "torch")}
+    assert stages["onnx"].backend == "onnx" and stages["torch"].backend == "torch"
+    assert stages["onnx"].chunks_key != stages["torch"].chunks_key
+    assert ap.embedder("onnx").backend == "onnx"
+    assert ap.embedder("torch") is not ap.embedder("onnx")
