@@ -53,9 +53,14 @@ address-check:
 torch-index:
 	@echo "$(torch_index)"
 
+# The suite runs on TEST_WORKERS processes (pytest-xdist), one test file per worker at a time so
+# each file's module fixtures are built once: 16 min instead of 35 on a 2-core machine.
+# `make test TEST_WORKERS=0` runs it in this process.
+TEST_WORKERS ?= 2
+
 test: setup browser
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 
 # mypy type-checks the library ([tool.mypy] in pyproject.toml; incremental cache in .mypy_cache)
 lint: setup
