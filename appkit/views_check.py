@@ -25,7 +25,7 @@ from neswap_core.measure.audit import (
     released_embeddings,
 )
 
-from .pipeline import _Memo, digest, embedder
+from .pipeline import CACHE_DIR, _Memo, digest, embedder
 from .widgets import fmt_number
 
 
@@ -229,8 +229,8 @@ def _scorer(key: str, kind: str, _chunks, _reading, _corpus):
 
     def train():
         if kind == READING:
-            return build_scorers(_chunks, reading_attacker(_reading, _chunks, _corpus),
-                                 in_corpus=False)[READING]
+            reading = reading_attacker(_reading, _chunks, _corpus, cache_dir=CACHE_DIR)
+            return build_scorers(_chunks, reading, in_corpus=False)[READING]
         return build_scorers(_chunks)[IN_CORPUS]
 
     return _SCORER.get(key, lambda: run_with_progress(

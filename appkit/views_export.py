@@ -185,7 +185,7 @@ def _scorers(key: str, _chunks, _pre_swap, _reading, _corpus, seed: int,
     from .pipeline import CACHE_DIR, embedder
 
     def train() -> dict:
-        reading = reading_attacker(_reading, _chunks, _corpus) if _reading is not None else None
+        reading = reading_attacker(_reading, _chunks, _corpus, cache_dir=CACHE_DIR) if _reading is not None else None
         return build_scorers(_pre_swap, reading, in_corpus=True, random_state=seed,
                              families=families, embed=embedder(backend).encode, vectors=_x,
                              cache_dir=str(CACHE_DIR))

@@ -29,7 +29,7 @@ def _panel_scorers(key: str, families: tuple[str, ...], backend: str, _chunks, _
     from neswap_core.choose.attack_columns import build_scorers
     from neswap_core.measure.reading import reading_attacker
 
-    reading = reading_attacker(_reading, _chunks, _corpus)
+    reading = reading_attacker(_reading, _chunks, _corpus, cache_dir=CACHE_DIR)
     return build_scorers(_chunks, reading, in_corpus=False, families=families,
                          embed=embedder(backend).encode, vectors=_x, cache_dir=str(CACHE_DIR))
 

@@ -159,7 +159,7 @@ def main() -> None:
     embedder = Embedder(config.prepare.embedding_model, cache_dir=cache, backend=config.prepare.embedding_backend)
     prepared = prepare_release(config, embedder=embedder)
     print(f"prepared {len(prepared.chunks)} chunks: {time.perf_counter() - t0:.0f} s (load {load()})", flush=True)
-    reading = fit_reading(config.corpus, prepared.chunks, prepared.raw, config.protect)
+    reading = fit_reading(config.corpus, prepared.chunks, prepared.raw, config.protect, cache)
     t1, c1 = time.perf_counter(), cpu()
     result = run_release(prepared, config, embedder.encode, reading=reading)
     release_wall, release_cpu = time.perf_counter() - t1, cpu() - c1

@@ -115,7 +115,7 @@ def release(corpus: str, cache: str, out: str, rounds: int, levels: list[float],
     prepared = prepare_release(config, embedder=embedder)
     stages["prepare"] = time.perf_counter() - mark
     mark = time.perf_counter()
-    reading = fit_reading(config.corpus, prepared.chunks, prepared.raw, config.protect)
+    reading = fit_reading(config.corpus, prepared.chunks, prepared.raw, config.protect, cache)
     stages["reading"] = time.perf_counter() - mark
     mark = time.perf_counter()
     result = nc.run_release(prepared, config, embedder.encode, reading=reading, processes=processes)

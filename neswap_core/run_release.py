@@ -34,6 +34,7 @@ from .config import RunConfig
 from .corpus import Corpus
 from .generate.context import release_context
 from .generate.releases import sweep_for_config
+from .paths import resolve_cache_dir
 from .prepare.lanes import default_processes
 from .prepare.pipeline import Prepared, prepare
 from .prepare.ray_engine import RayOptions, embed_jobs_ray, prepare_ray
@@ -147,7 +148,8 @@ def release_from_config(config: RunConfig, embedder, *, progress: Progress | Non
     """The whole path for a config: prepare, fit the reading attacker, ``run_release``; with
     ``ray`` the preparation and the sweep's embeddings run on Ray (the same candidates)."""
     prepared = prepare_release(config, embedder=embedder, progress=prepare_progress, ray=ray)
-    reading = fit_reading(config.corpus, prepared.chunks, prepared.raw, config.protect)
+    reading = fit_reading(config.corpus, prepared.chunks, prepared.raw, config.protect,
+                          resolve_cache_dir(config.prepare.cache_dir))
     return run_release(prepared, config, embedder.encode, reading=reading, progress=progress, ray=ray)
 
 

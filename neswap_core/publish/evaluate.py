@@ -27,6 +27,7 @@ from ..measure.attack_scores import ReleaseScorer
 from ..measure.llm import llm_release_measures
 from ..measure.reading import missing_companies, reading_attacker
 from ..models.embedding import Embedder
+from ..paths import resolve_cache_dir
 from ..prepare.pipeline import prepare_path
 from ..text.loading import load_attacker, load_corpus
 from .attack_report import attack_report, released_changes
@@ -65,13 +66,15 @@ def company_candidates(corpus) -> dict[str, tuple[str, ...]]:
     return candidates
 
 
-def fit_reading(corpus_path: str | Path, chunks: list[Chunk], corpus, protect: str):
-    """The reading attacker of the corpus's ``attacker/`` folder, or None when it has none."""
+def fit_reading(corpus_path: str | Path, chunks: list[Chunk], corpus, protect: str,
+                cache_dir: str | Path | None = None):
+    """The reading attacker of the corpus's ``attacker/`` folder, or None when it has none
+    (``cache_dir``: a neswap cache folder, where it is kept between runs)."""
 
     reading = load_attacker(corpus_path, protect=protect)
     if reading is None:
         return None
-    return reading_attacker(reading, chunks, corpus)
+    return reading_attacker(reading, chunks, corpus, cache_dir=cache_dir)
 
 
 def reading_notes(attacker, chunks: list[Chunk]) -> dict:
@@ -122,7 +125,8 @@ def evaluate_release(release: str | Path, corpus_path: str | Path | None = None)
     prepared = prepare_path(corpus_path, config)
     pre = apply_roles(list(prepared.chunks), dict(config.roles))
     changed = released_changes([c.text for c in pre], [c.doc_id for c in pre], released)
-    reading = fit_reading(corpus_path, prepared.chunks, prepared.raw, config.protect)
+    reading = fit_reading(corpus_path, prepared.chunks, prepared.raw, config.protect,
+                          resolve_cache_dir(config.prepare.cache_dir))
     scorers = build_scorers(pre, reading, random_state=config.sweep.seed,
                             families=config.sweep.panel_families, embed=_embedder(config).encode,
                             cache_dir=config.prepare.cache_dir)  # fmt: skip

@@ -1,0 +1,60 @@
+"""The reading attacker is kept on disk (measure/reading.py): a warm re-run of a release reads it
+back instead of cleaning the reading again and refitting (47 s of the dev corpus's warm re-run)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from neswap_core.corpus import Chunk
+from neswap_core.measure import reading as reading_module
+from neswap_core.measure.reading import reading_attacker
+from neswap_core.text.loading import load_corpus, load_uploaded
+
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
+pytestmark = pytest.mark.slow  # the reading's executive detection loads spaCy
+
+
+def sample_reading(n_docs: int = 4):
+    """The second half of the first sample calls, under other ids (another "quarter")."""
+    manifest = pd.read_csv(SAMPLE / "manifest.csv", keep_default_na=False).head(n_docs)
+    files = []
+    for row in manifest.itertuples():
+        lines = (SAMPLE / "docs" / f"{row.doc_id}.txt").read_text().splitlines()
+        files.append((f"{row.doc_id}_other.txt", "\n".join(lines[len(lines) // 2:]).encode()))
+    files.append(("manifest.csv", manifest.assign(doc_id=manifest["doc_id"] + "_other")
+                  .to_csv(index=False).encode()))
+    return load_uploaded(files, protect="company")
+
+
+def test_a_fitted_reading_is_read_back_and_a_changed_one_refitted(tmp_path, monkeypatch):
+    reading, corpus = sample_reading(), load_corpus(SAMPLE, protect="company")
+    chunks = [Chunk("a#0", "a", 0, "Sales rose. Margins held. We thank you.", "Acme")]
+    first = reading_attacker(reading, chunks, corpus, cache_dir=tmp_path)
+    assert list((tmp_path / "reading").glob("attacker_*.pkl"))
+
+    def refit(*args, **kwargs):
+        raise RuntimeError("the reading was cleaned again")
+
+    monkeypatch.setattr(reading_module, "reading_units", refit)
+    again = reading_attacker(reading, chunks, corpus, cache_dir=tmp_path)
+    assert again.units_ == first.units_ and again.n_units_ == first.n_units_
+    np.testing.assert_array_equal(again.model_.coef_, first.model_.coef_)
+    # anything the attacker reads changes the key: a text, the unit size, the seed
+    doc = reading.documents[0]
+    edited = reading.with_documents([replace(doc, text=doc.text + "\nOne more sentence."),
+                                     *reading.documents[1:]])
+    longer = [replace(chunks[0], text="One. Two. Three. Four. Five. Six.")]
+    for args, kwargs in (((edited, chunks, corpus), {}), ((reading, longer, corpus), {}),
+                         ((reading, chunks, corpus), {"random_state": 1})):
+        with pytest.raises(RuntimeError, match="cleaned again"):
+            reading_attacker(*args, cache_dir=tmp_path, **kwargs)
+    # a damaged cache file is refitted, not trusted
+    for path in (tmp_path / "reading").glob("attacker_*.pkl"):
+        path.write_bytes(b"not a pickle")
+    with pytest.raises(RuntimeError, match="cleaned again"):
+        reading_attacker(reading, chunks, corpus, cache_dir=tmp_path)
