@@ -89,10 +89,42 @@ def test_term_model_finds_each_company_s_own_words(model):
 
 def test_tone_words_and_placeholders_are_never_candidates():
     text = "Strong growth at [Company Name] and [Executive 1] offset the Zorblax decline."
-    keys = {o.key for o in occurrences(text)}
+    occ = occurrences(text)
+    keys = {o.key for o in occ}
     assert "zorblax" in keys
-    assert not any(is_tone_word(w) for k in keys for w in k.split())
-    assert not {"company", "name", "executive"} & keys
+    # what a treatment would change is never a tone word or inside a placeholder
+    changed = {text[o.start:o.end].lower() for o in occ}
+    assert not any(is_tone_word(w) for k in changed for w in k.split())
+    assert not {"company", "name", "executive"} & changed
+    assert not any(is_tone_word(w) for o in occ if not o.frame for w in o.key.split())
+
+
+def test_a_word_framed_by_a_stop_or_tone_word_is_a_type_of_its_own():
+    """Word bigram attackers read "coming into", "strong bookings": the phrase is a type, and
+    treating it changes the other word only (the function word and the tone word stay)."""
+    text = "Revenue coming into the year was strong, and strong bookings grew."
+    framed = {o.key: (text[o.start:o.end], o.frame, o.n) for o in occurrences(text) if o.frame}
+    assert framed["coming into"] == ("coming", "_ into", 1)
+    assert framed["strong bookings"] == ("bookings", "strong _", 1)
+    assert "year was" not in framed  # "year" is never treated (an earnings call's own word)
+    assert not [o for o in occurrences(text, frames=False) if o.frame]
+
+
+def test_a_framed_word_takes_the_partner_s_word_in_the_same_frame():
+    acme = [Chunk(f"a#{i}", "a", i, "Sales coming into the fall. Orders heading into winter.", "Acme")
+            for i in range(3)]
+    bolt = [Chunk(f"b#{i}", "b", i, "Deliveries surging into the spring. Crates moving into May.", "Bolt")
+            for i in range(3)]
+    chunks = acme + bolt
+    model = TermModel().fit(chunks)
+    docs = document_terms(chunks, model)
+    assert docs["a"].frame["coming into"] == "_ into"
+    result = apply_defence(chunks, model, DefenceParams(level=0.5, min_z=0.0), np.random.default_rng(0),
+                           selected={"a": ["coming into"], "b": []}, partner={"a": "b", "b": "a"})
+    change = next(c for c in result.changes if c.term == "coming into")
+    assert change.before == "coming" and change.after in {"surging", "moving"}
+    assert "coming into" not in " ".join(c.text for c in result.chunks[:3])
+    assert all(c.text.count(" into ") == 2 for c in result.chunks[:3])  # the frame word stays
 
 
 @pytest.mark.parametrize("fill", ["pair", "mask", "generic"])

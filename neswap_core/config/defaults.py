@@ -178,10 +178,14 @@ DEFAULT_DOCUMENT_LEVELS: tuple[float, ...] = (0.05, 0.10, 0.14, 0.19, 0.23, 0.30
 #: retrieval elsewhere; measured best), "mask", "generic", "pair+generic".
 DEFAULT_DOCUMENT_FILL = "pair"
 #: z floor of a candidate type, partners drawn among the top_k most similar documents, types
-#: per document the defender scores (the expensive step): fixed before measuring (FINDINGS §8).
+#: per document the defender scores (the expensive step, cached on disk). 250 types left the
+#: defender choosing among too few once framed phrases became types: on dev (worst of word, char,
+#: retrieval, BM25, NB, SVM; chunks / documents) level 0.19 gave 0.41 / 0.80 at 82.5 % of words
+#: with 250 and no frames, 0.33 / 0.66 at 84.4 % with frames and 1,000 (700: 0.34 / 0.57;
+#: 1,500: 0.32 / 0.57, 40 % more defender time); README, "Documents".
 DEFAULT_DOCUMENT_MIN_Z = 0.5
 DEFAULT_DOCUMENT_TOP_K = 3
-DEFAULT_DOCUMENT_CANDIDATES = 250
+DEFAULT_DOCUMENT_CANDIDATES = 1000
 #: The default goal (issue 23: defaults that protect): the release written with no settings is
 #: the most useful candidate whose documents the primary (worst-case) attacker names at most this
 #: share of; the paper's single rounds stay candidates an analyst can pin.

@@ -10,7 +10,8 @@ removal (masking, generic fills) only removes signal, never points anywhere else
   mutual, an odd count closes with a 3-cycle (a document that has no possible partner is masked);
 * ``replacements`` — a selected type takes the partner's distinctive type of the same kind (same
   number of words and ``word_shape``, preferably the same capitalisation and entity category)
-  at the same rank, so the two documents exchange vocabulary both ways; ``fill = "mask"`` writes
+  at the same rank, so the two documents exchange vocabulary both ways; a framed word ("coming
+  into") takes, first, the partner's word in the same frame ("heading into"); ``fill = "mask"`` writes
   ``[…]``, ``"generic"`` a generic phrase of the entity's kind ("the region"), ``"pair+generic"``
   entities generic and other types paired;
 * ``apply_defence`` — every selected type is treated at **every** occurrence in its document
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..config import MASK_PLACEHOLDER
+from ..config.defaults import DEFAULT_DOCUMENT_CANDIDATES
 from ..corpus import Chunk
 from .document_terms import (
     GENERIC,
@@ -169,16 +171,20 @@ def replacements(d: DocTerms, chosen: Sequence[str], fill: str, donor: DocTerms 
 
     A paired type takes the donor's type of the same kind (same number of words and shape,
     preferably same capitalisation and entity category) at the same rank, never one holding a
-    word that ``d`` itself uses (so no treated type comes back through a replacement); a type
-    with no donor type of its number of words and shape is masked."""
+    word that ``d`` itself uses (so no treated type comes back through a replacement); a framed
+    word takes the donor's word in the same frame first ("coming into" -> "heading into"), then
+    a word of its kind; a type with no donor type of its number of words and shape is masked."""
     out = {}
     pools: dict[tuple, list[str]] = defaultdict(list)
-    own_words = {w for k in d.occ for w in k.split(" ")}
+    own_words = {w for k in d.occ if k not in d.frame for w in k.split(" ")}
     if donor is not None:
         for k in donor_order:
-            if any(w in own_words for w in k.split(" ")):
+            if any(w in own_words for w in _changed_words(donor, k)):
                 continue  # it would bring back a word of d (possibly one being treated)
             n, cap, cat, shape = donor.kind[k]
+            if k in donor.frame:  # a framed word replaces a word in the same frame first
+                pools[("frame", donor.frame[k], cap, shape)].append(k)
+                continue
             pools[(n, cap, cat, shape)].append(k)
             if cat:
                 pools[(n, cap, "", shape)].append(k)
@@ -193,8 +199,11 @@ def replacements(d: DocTerms, chosen: Sequence[str], fill: str, donor: DocTerms 
             out[key] = ("mask", MASK_PLACEHOLDER)
             continue
         pool, pk = [], None
-        for pk in ((n, cap, cat, shape), (n, cap, "", shape), (n, shape)):
-            pool = [k for k in pools.get(pk, ()) if k != key]
+        tries = ((n, cap, cat, shape), (n, cap, "", shape), (n, shape))
+        if key in d.frame:
+            tries = (("frame", d.frame[key], cap, shape),) + tries
+        for pk in tries:
+            pool = [k for k in pools.get(pk, ()) if k != key and donor.surface[k].lower() != d.surface[key].lower()]
             if pool:
                 break
         if not pool:
@@ -203,6 +212,11 @@ def replacements(d: DocTerms, chosen: Sequence[str], fill: str, donor: DocTerms 
         out[key] = ("pair", donor.surface[pool[used[pk] % len(pool)]])
         used[pk] += 1
     return out
+
+
+def _changed_words(d: DocTerms, key: str) -> list[str]:
+    """The words a treatment of ``key`` writes or removes (a framed word: that word only)."""
+    return [d.surface[key].lower()] if key in d.frame else key.split(" ")
 
 
 def occurrence_text(chunk_text: str, o: Occurrence, kind: str, what: str) -> str:
@@ -274,7 +288,7 @@ def round_figure_edits(text: str) -> list[tuple]:
 
 
 def fill_plan(docs: dict[str, DocTerms], params: DefenceParams, partner: dict[str, str],
-              orders: dict[str, list[str]], n_candidates: int = 250) -> dict[str, dict]:
+              orders: dict[str, list[str]], n_candidates: int = DEFAULT_DOCUMENT_CANDIDATES) -> dict[str, dict]:
     """doc id -> {type: (kind, replacement)} for the ``n_candidates`` best types of each document
     (fixed before selection, so a type always gets the same replacement)."""
     out = {}

@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
+from ..config.defaults import DEFAULT_DOCUMENT_CANDIDATES
 from ..corpus import Chunk
 from ..measure.panel import make_family
 from .document import (
@@ -140,7 +141,7 @@ def _member_fall(fam, d: DocTerms, chunks, rows, texts, rival: str | None) -> fl
 
 
 def document_plans(chunks: Sequence[Chunk], docs: dict[str, DocTerms], defender: DocumentDefender,
-                   rival: dict[str, str], fills: dict[str, dict], *, n_candidates: int = 250,
+                   rival: dict[str, str], fills: dict[str, dict], *, n_candidates: int = DEFAULT_DOCUMENT_CANDIDATES,
                    min_z: float = 0.5, cache_dir: str | Path | None = None) -> dict[str, DocPlan]:
     """Per document: candidate types by priority, with each member's margin fraction (exact);
     cached in ``cache_dir`` by a hash of every input (module docstring)."""
@@ -224,7 +225,7 @@ class DefencePrep:
 
 def prepare_defence(chunks: Sequence[Chunk], model: TermModel, params: DefenceParams,
                     rng: np.random.Generator, defender: DocumentDefender | None = None, *,
-                    n_candidates: int = 250, cache_dir: str | Path | None = None) -> DefencePrep:
+                    n_candidates: int = DEFAULT_DOCUMENT_CANDIDATES, cache_dir: str | Path | None = None) -> DefencePrep:
     """Pair documents, fix each candidate's replacement and, with a defender, rank candidates by
     the margin they remove per word (module docstring)."""
     chunks = list(chunks)
@@ -268,9 +269,10 @@ def named_types(d: DocTerms) -> list[str]:
     uses (by z, no floor: one mention of a name is enough for a reader who knows it). The
     second rule does not trust the tagger: spaCy tags "Wirecutter" (a New York Times product) as
     a Person, and the sample's default release left it whole in the NYT call."""
-    tagged = [k for k in ranked_candidates(d, NAMED_MIN_Z) if d.kind[k][2] in NAMED_FIRST]
-    own = [k for k in ranked_candidates(d, 1e-9)
-           if k in d.only and k not in tagged and _is_name(d.surface[k]) and d.kind[k][1]]
+    tagged = [k for k in ranked_candidates(d, NAMED_MIN_Z) if d.kind[k][2] in NAMED_FIRST
+              and k not in d.frame]
+    own = [k for k in ranked_candidates(d, 1e-9) if k in d.only and k not in tagged
+           and k not in d.frame and _is_name(d.surface[k]) and d.kind[k][1]]
     return tagged + own
 
 

@@ -7,7 +7,13 @@ occurrence:
 
 * ``occurrences`` — every eligible unigram and adjacent two-word phrase of a text: never a stop
   word, a number, a Loughran–McDonald tone word (``measure.tone.is_tone_word``: tone is the
-  utility a finance reader measures) or anything inside a placeholder;
+  utility a finance reader measures) or anything inside a placeholder; and every eligible word
+  *framed* by a stop or tone word beside it ("coming into", "our defense", "strong bookings"):
+  the phrase is the type, the eligible word is all a treatment changes. On the dev corpus, once
+  the distinctive words are exchanged, such phrases hold most of what still names a document to
+  the word-bigram attackers (retrieval, naive Bayes: 67 % of the retrieval margin left at 14 %
+  of words), and a phrase can be exchanged for the partner's word in the same frame ("coming
+  into" → "heading into") where exchanging the word everywhere would cost every occurrence;
 * ``TermModel`` — the log-odds z-score with an informative Dirichlet prior (Monroe et al. 2008;
   ``models.log_odds.log_odds_z``) of each company against the others, counted from the corpus
   itself (one document per company is enough) and, when the attacker's reading is given, from
@@ -67,29 +73,50 @@ def eligible(word: str) -> bool:
 
 @dataclass(frozen=True)
 class Occurrence:
-    """One occurrence of a type in a chunk: offsets, lower-cased type, surface, words."""
+    """One occurrence of a type in a chunk: offsets of what a treatment changes, lower-cased
+    type, surface, words changed, and for a *framed* word its frame ("_ into", "our _": the
+    neighbour that stays)."""
 
     start: int
     end: int
-    key: str  # lower-cased type ("word" or "word word")
+    key: str  # lower-cased type ("word", "word word" or a framed word "word into")
     surface: str
     n: int  # words
+    frame: str = ""
 
 
-def occurrences(text: str) -> list[Occurrence]:
-    """Every eligible unigram and adjacent two-word phrase of ``text`` outside placeholders."""
+def is_frame_word(word: str) -> bool:
+    """A neighbour that frames a word: a stop word or a tone word of two letters or more (an
+    attacker's word bigrams read "coming into", "our defense", "strong bookings"; only the other
+    word may change, so function words and tone stay)."""
+    low = word.lower()
+    return len(low) >= 2 and low.isalpha() and (low in STOP or is_tone_word(low))
+
+
+def occurrences(text: str, frames: bool = True) -> list[Occurrence]:
+    """Every eligible unigram and adjacent two-word phrase of ``text`` outside placeholders, and
+    (``frames``) every eligible word framed by a stop or tone word beside it ("coming into": the
+    type is the phrase, only "coming" changes)."""
     blocked = [m.span() for m in PLACEHOLDER.finditer(text)]
     toks = [m for m in TOKEN.finditer(text) if not any(s <= m.start() < e for s, e in blocked)]
+    ok = [eligible(m.group()) for m in toks]
     out = []
     for i, m in enumerate(toks):
-        if not eligible(m.group()):
+        nxt = toks[i + 1] if i + 1 < len(toks) else None
+        joined = nxt is not None and text[m.end():nxt.start()] == " "
+        if not ok[i]:
+            if frames and joined and ok[i + 1] and is_frame_word(m.group()):
+                key = f"{m.group().lower()} {nxt.group().lower()}"
+                out.append(Occurrence(nxt.start(), nxt.end(), key, nxt.group(), 1,
+                                      f"{m.group().lower()} _"))  # fmt: skip
             continue
         out.append(Occurrence(m.start(), m.end(), m.group().lower(), m.group(), 1))
-        if i + 1 < len(toks):
-            nxt = toks[i + 1]
-            if text[m.end():nxt.start()] == " " and eligible(nxt.group()):
-                s = text[m.start():nxt.end()]
-                out.append(Occurrence(m.start(), nxt.end(), s.lower(), s, 2))
+        if joined and ok[i + 1]:
+            s = text[m.start():nxt.end()]
+            out.append(Occurrence(m.start(), nxt.end(), s.lower(), s, 2))
+        elif frames and joined and is_frame_word(nxt.group()):
+            out.append(Occurrence(m.start(), m.end(), f"{m.group().lower()} {nxt.group().lower()}",
+                                  m.group(), 1, f"_ {nxt.group().lower()}"))  # fmt: skip
     return out
 
 
@@ -204,6 +231,7 @@ class DocTerms:
     kind: dict = field(default_factory=dict)  # key -> (n words, capitalised, category, shape)
     surface: dict = field(default_factory=dict)  # key -> most frequent surface form
     only: set = field(default_factory=set)  # keys no other company's corpus documents use
+    frame: dict = field(default_factory=dict)  # framed keys -> frame ("_ into"), others absent
 
     def cost(self, key: str) -> int:
         """Words changed when ``key`` is treated at every occurrence."""
@@ -236,7 +264,9 @@ def document_terms(chunks: Sequence[Chunk], model: TermModel) -> dict[str, DocTe
             surface = Counter(o.surface for _, o in occ).most_common(1)[0][0]
             cap = sum(o.surface[0].isupper() for _, o in occ) > len(occ) / 2
             cat = Counter(_category_at(chunks[p], o) for p, o in occ).most_common(1)[0][0]
-            d.surface[k], d.kind[k] = surface, (occ[0][1].n, cap, cat, word_shape(k))
+            d.surface[k], d.kind[k] = surface, (occ[0][1].n, cap, cat, word_shape(surface))
+            if occ[0][1].frame:
+                d.frame[k] = occ[0][1].frame
     return docs
 
 
