@@ -207,7 +207,7 @@ def allocate(plans: dict[str, DocPlan], docs: dict[str, DocTerms], level: float,
             chosen.append(t)
             spent += c
             if " " not in t:
-                covered.update(b for b in d.occ if " " in b and t in b.split(" "))
+                covered.update(d.phrases_holding(t))
         out[i] = chosen
     return out
 

@@ -232,10 +232,24 @@ class DocTerms:
     surface: dict = field(default_factory=dict)  # key -> most frequent surface form
     only: set = field(default_factory=set)  # keys no other company's corpus documents use
     frame: dict = field(default_factory=dict)  # framed keys -> frame ("_ into"), others absent
+    _phrases: dict | None = field(default=None, repr=False, compare=False)
 
     def cost(self, key: str) -> int:
         """Words changed when ``key`` is treated at every occurrence."""
         return sum(o.n for _, o in self.occ[key])
+
+    def phrases_holding(self, word: str) -> list[str]:
+        """The two-word types (phrases and framed words) that hold ``word``: treating the word
+        at every occurrence treats them too. Indexed once per document (selection asks for
+        every selected word; a scan of every type each time was quadratic)."""
+        if self._phrases is None:
+            index: dict[str, list[str]] = defaultdict(list)
+            for key in self.occ:
+                if " " in key:
+                    for w in dict.fromkeys(key.split(" ")):
+                        index[w].append(key)
+            self._phrases = dict(index)
+        return self._phrases.get(word, [])
 
 
 def _category_at(chunk: Chunk, o: Occurrence) -> str:
@@ -295,5 +309,5 @@ def select_terms(d: DocTerms, order: Sequence[str], budget_words: float) -> list
         spent += c
         covered.add(k)
         if " " not in k:  # every bigram holding this word is now treated through it
-            covered.update(b for b in d.occ if " " in b and k in b.split(" "))
+            covered.update(d.phrases_holding(k))
     return chosen
