@@ -116,8 +116,9 @@ def run_release(
     start = time.perf_counter()
     say(0.05, "Embedding the candidates' changed passages")
     runner = None if ray is None else (lambda embedder, jobs: embed_jobs_ray(embedder, jobs, ray))
+    units = getattr(reading, "units_", None)
     prefetch_candidates(ctx, config, default_processes() if processes is None else processes,
-                        runner=runner)  # fmt: skip
+                        runner=runner, reading_units=units)  # fmt: skip
     timings["prefetch"] = time.perf_counter() - start
     start = time.perf_counter()
     sweep = sweep_for_config(ctx, config, lambda f, m: say(0.1 + 0.4 * f, m))

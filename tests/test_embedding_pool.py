@@ -47,7 +47,11 @@ def test_a_handed_in_model_is_never_pooled(tmp_path):
 @pytest.mark.slow
 def test_pooled_sweep_embeds_every_vector_the_serial_sweep_does(tmp_path, monkeypatch):
     """Serial and pooled sweeps from empty caches: the same candidate table to the last bit,
-    the same vectors for every text, and after the prefetch the real sweep embeds nothing."""
+    the same vectors for every text, and after the prefetch the real sweep embeds nothing — the
+    document defence's texts included, which the walk builds with the reading's defender as the
+    real pass does. A second prefetch of the same release finds its texts cached and skips the
+    walk."""
+    import neswap_core.choose.prefetch as prefetch_module
     from neswap_core.choose.candidates import build_candidates
     from neswap_core.choose.prefetch import prefetch_candidates
     from neswap_core.config import RunConfig
@@ -62,20 +66,33 @@ def test_pooled_sweep_embeds_every_vector_the_serial_sweep_does(tmp_path, monkey
                           plan_rounds=1, plan_terms=[True], plan_redaction_levels=[0.0, 0.05],
                           document_levels=[0.1])
     prepared = prepare_path("data/sample", config)
+    # a reading: each call's passages as two documents of its company (the defender needs two
+    # halves of the reading per company)
+    units = ([c.text for c in prepared.chunks], [c.protected for c in prepared.chunks],
+             [f"{c.doc_id}_{c.index % 2}" for c in prepared.chunks])
     tables, embedders = [], []
     for name, processes in (("serial", 1), ("pooled", 2)):
         shared_onnx_export(tmp_path / name, backend="onnx")  # the one-time export is shared
         embedder = Embedder(cache_dir=tmp_path / name, backend="onnx")
         ctx, _ = release_context(prepared.chunks, prepared.embeddings, embedder.encode, config)
-        sent = prefetch_candidates(ctx, config, processes, min_texts=0)
+        sent = prefetch_candidates(ctx, config, processes, min_texts=0, reading_units=units)
         before = embedder.n_embedded
-        table = build_candidates(sweep_for_config(ctx, config), config).table
+        table = build_candidates(sweep_for_config(ctx, config), config, reading_units=units).table
         assert (sent > 0) == (processes > 1)
         if processes > 1:
             assert embedder.n_embedded == before  # every vector came from the prefetch
         tables.append(table)
         embedders.append(embedder)
     pd.testing.assert_frame_equal(tables[0], tables[1], check_exact=True)
+
+    def walk(*args, **kwargs):
+        raise AssertionError("the walk ran again although every text is cached")
+
+    monkeypatch.setattr(prefetch_module, "build_candidates", walk)
+    assert prefetch_candidates(ctx, config, 2, min_texts=0, reading_units=units) == 0
+    with pytest.raises(AssertionError, match="walk ran again"):  # another setting: another walk
+        prefetch_candidates(ctx, config.replace(document_levels=[0.2]), 2, min_texts=0,
+                            reading_units=units)
     serial, pooled = embedders
     keys = list(serial.cache._ensure_loaded())
     assert len(keys) > 50 and set(keys) == set(pooled.cache._ensure_loaded())

@@ -38,10 +38,12 @@ class RecordingEncoder:
         self.fill = np.asarray(fill, dtype=np.float32)
         self.jobs: list[list[str]] = []
         self._seen: set[bytes] = set()
+        self.asked: set[bytes] = set()  # every text's key, cached or not
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
         keys = [text_key(t) for t in texts]
+        self.asked.update(keys)
         found = set(self.embedder.cache.lookup(keys))
         missing = {k: t for k, t in zip(keys, texts, strict=True)
                    if k not in found and k not in self._seen}  # fmt: skip
