@@ -162,9 +162,11 @@ def distances(source: str, protect: str, buffer: int, backend: str, _clean: Clea
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def tagged_chunks(source: str, protect: str, threshold: float, label_map_key: str,
-                  _clean: CleanCorpus, _chunked, _label_map: dict,
-                  _progress: Callable | None = None) -> list[Chunk]:
+def tagged_chunks(chunks_key: str, threshold: float, _clean: CleanCorpus, _chunked,
+                  _label_map: dict, _progress: Callable | None = None) -> list[Chunk]:
+    """The chunks cut at ``threshold`` from ``_chunked`` with NER entities, cached by
+    ``Stage.chunks_key``: it names everything the cut depends on, the sentence distances'
+    backend and buffer included (a run on another backend used to get these chunks)."""
     chunks = chunks_at(_clean.corpus, _chunked, threshold)
     nlp = _ReportingNer(ner_model(), _progress, "passages tagged")
     return tag_entities(chunks, nlp, _label_map, CACHE_DIR)
@@ -354,15 +356,16 @@ class Stage:
 
     @property
     def chunks_key(self) -> str:
-        return digest([self.source, self.protect, self.settings["threshold"], self.config.prepare.label_map,
-                       self.backend])
+        """Key of the chunks and their vectors: the corpus, the sentence distances (buffer,
+        backend), the threshold and the label map."""
+        cfg = self.config.prepare
+        return digest([self.source, self.protect, self.settings["threshold"], cfg.label_map,
+                       self.backend, cfg.buffer])
 
     def raw_chunks(self, progress: Callable | None = None) -> list[Chunk]:
         """Chunks with NER entities, before the analyst's corrections."""
-        cfg = self.config
-        return tagged_chunks(self.source, self.protect, float(self.settings["threshold"]),
-                             digest(cfg.prepare.label_map), self.clean(), self.chunked(), cfg.prepare.label_map,
-                             progress)
+        return tagged_chunks(self.chunks_key, float(self.settings["threshold"]), self.clean(),
+                             self.chunked(), self.config.prepare.label_map, progress)
 
     def corrections(self) -> list:
         from neswap_core.text.corrections import EntityCorrection

@@ -117,3 +117,40 @@ def test_the_app_embeds_with_the_runs_backend_and_keys_its_data_by_it():
     assert stages["onnx"].chunks_key != stages["torch"].chunks_key
     assert ap.embedder("onnx").backend == "onnx"
     assert ap.embedder("torch") is not ap.embedder("onnx")
+
+
+def test_chunks_are_cut_from_the_distances_of_the_stages_own_backend(monkeypatch, tmp_path):
+    """The tagged chunks were cached by corpus, threshold and label map only: a stage on another
+    backend (or buffer) got the chunks cut from the first stage's sentence distances (after an
+    app session on bf16, an ONNX run exported bf16 breakpoints)."""
+    import spacy
+
+    from appkit.state import DEFAULT_SETTINGS
+    from neswap_core.prepare.pipeline import chunks_at
+
+    class Salted(HashModel):
+        def __init__(self, salt: str) -> None:
+            self.salt = salt
+
+        def encode(self, texts):
+            return super().encode([self.salt + t for t in texts])
+
+    models = {b: Embedder(f"hash-{b}", None, model=Salted(b)) for b in ("onnx", "torch")}
+    monkeypatch.setattr(ap, "embedder", lambda backend="auto": models[backend])
+    blank = spacy.blank("en")  # no entities: the test is about the cut, not the tags
+    monkeypatch.setattr(ap, "ner_model", lambda: blank)
+    monkeypatch.setattr(ap, "CACHE_DIR", tmp_path)
+    ap.distances.clear()
+    ap.tagged_chunks.clear()
+    try:
+        texts = {}
+        for backend in ("onnx", "torch"):
+            stage = ap.Stage({**DEFAULT_SETTINGS, "embedding_backend": backend,
+                              "corpus_source": "sample"}, None)
+            own = chunks_at(stage.clean().corpus, stage.chunked(), float(stage.settings["threshold"]))
+            texts[backend] = [c.text for c in stage.raw_chunks()]
+            assert texts[backend] == [c.text for c in own], backend
+        assert texts["onnx"] != texts["torch"]  # the two backends' distances cut differently
+    finally:  # nothing computed with the stand-in models stays in this process's caches
+        for cached in (ap.clean, ap.distances, ap.tagged_chunks):
+            cached.clear()
