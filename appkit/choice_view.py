@@ -113,6 +113,7 @@ def app_choice(stage, progress: Callable | None = None, *, measure: bool | None 
     attacker's columns to the candidates (None: only when a goal needs them; the Export page
     always measures, as the CLI's key/candidates.csv)."""
     from .views_export import scorers as app_scorers
+    from .views_export import scorers_key
 
     config, note = settings_config(stage)
     searched = config != stage.config
@@ -122,7 +123,8 @@ def app_choice(stage, progress: Callable | None = None, *, measure: bool | None 
     attackers: dict = {}
     if measure or (measure is None and goal is not None):
         attackers = app_scorers(stage, config.sweep.seed)
-        mkey = digest([key, stage.roles_key, sorted(attackers), "measured"])
+        # the attackers' key names their reading: another reading measures the candidates again
+        mkey = digest([key, scorers_key(stage, config.sweep.seed), "measured"])
         found = measured(mkey, found, config, attackers, progress)
     pinned = _pin(stage, found.table)
     chosen_config = config.replace(**pinned) if pinned else config

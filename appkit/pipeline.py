@@ -412,9 +412,11 @@ class Stage:
 
     @property
     def sweep_key(self) -> str:
-        s = self.settings
-        return digest([self.mixture_key, s["combination_size"], s["max_swaps"], s["draws"],
-                       s["require"], s["seed"]])
+        """The mixture's key and every sweep setting the paper's sweep reads (N aside: the
+        population slider re-reads the same sweep's tables, ``release_table``)."""
+        sw = self.config.sweep
+        return digest([self.mixture_key, sw.combination_size, sw.max_swaps, sw.draws, sw.require,
+                       sw.seed, sw.suppress_leftovers])
 
     def sweep(self, progress: Callable | None = None) -> Sweep:
         chunks, x = self.pre_swap()
@@ -423,10 +425,13 @@ class Stage:
 
     @property
     def plans_key(self) -> str:
-        """The sweep's key plus every plan setting (SPEC §10) and N."""
+        """Key of the candidates: the sweep's key plus every setting ``build_candidates`` reads
+        (the plans, the document defence, the DP baseline's epsilons, N). The document section
+        was missing: a session's candidates served a run with other document levels."""
         cfg = self.config
-        plan = cfg.to_dict()["plans"]
-        return digest([self.sweep_key, plan, cfg.sweep.population])
+        sections = cfg.to_dict()
+        return digest([self.sweep_key, sections["plans"], sections["document"],
+                       cfg.sweep.dp_epsilons, cfg.sweep.population])
 
     @property
     def review_key(self) -> str:

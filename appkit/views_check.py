@@ -259,8 +259,17 @@ class Attack:
 def reading_of(stage):
     """(the attacker reading of this corpus or None, its content key)."""
     payload = uploaded_reading(stage)
-    reading_key = "" if payload is None else hashlib.sha256(payload).hexdigest()[:16]
+    reading_key = _reading_key(payload)
     return _reading(stage.source, stage.protect, reading_key, payload), reading_key
+
+
+def reading_key_of(stage) -> str:
+    """The content key of the attacker reading ``reading_of`` gives, without loading it."""
+    return _reading_key(uploaded_reading(stage))
+
+
+def _reading_key(payload: bytes | None) -> str:
+    return "" if payload is None else hashlib.sha256(payload).hexdigest()[:16]
 
 
 def attack(stage) -> Attack:

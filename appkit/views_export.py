@@ -202,9 +202,18 @@ def scorers(stage, seed: int) -> dict:
     reading, reading_key = vc.reading_of(stage)
     pre_swap, x = stage.pre_swap()
     families = tuple(stage.config.sweep.panel_families)
-    key = digest([stage.roles_key, reading_key, seed, families])
-    return _scorers(key, stage.chunks(), pre_swap, reading, stage.corpus(), int(seed), families, x,
-                    stage.backend)
+    return _scorers(scorers_key(stage, seed, reading_key), stage.chunks(), pre_swap, reading,
+                    stage.corpus(), int(seed), families, x, stage.backend)
+
+
+def scorers_key(stage, seed: int, reading_key: str | None = None) -> str:
+    """Key of ``scorers``: the pre-swap data, the attacker reading, the seed and the families
+    (also the key of what they measured: ``choice_view.app_choice``)."""
+    from . import views_check as vc
+
+    if reading_key is None:
+        reading_key = vc.reading_key_of(stage)
+    return digest([stage.roles_key, reading_key, int(seed), tuple(stage.config.sweep.panel_families)])
 
 
 def release_figures(stage, changed: dict[int, str]) -> dict:
