@@ -98,7 +98,9 @@ def test_cli_release_engine_ray_gives_the_local_candidates_and_bytes(tmp_path, m
     actors) writes the same candidate table and byte-identical released/ and key/ files as
     `--engine local`, each from cold embedding and NER caches. Three transcripts and K = 2: two
     transcripts in K = 3 clusters shared no cluster (no valid pair, exit 3), so nothing was
-    compared; the document defence runs at one level, with no goal (the line chooses)."""
+    compared; the document defence runs at one level, with no goal (the line chooses), measured by
+    the word attacker alone (the panel's other families train on the same data whatever the
+    engine)."""
     ray = pytest.importorskip("ray")
     import neswap_core.choose.prefetch as prefetch
     import neswap_core.run_release as runner
@@ -121,7 +123,7 @@ def test_cli_release_engine_ray_gives_the_local_candidates_and_bytes(tmp_path, m
         config = RunConfig.of(corpus=str(corpus), cache_dir=str(cache), n_components=2, n_init=1,
                               max_swaps=4, plan_rounds=1, plan_terms=[True],
                               plan_redaction_levels=[0.0, 0.05], document_levels=[0.1],
-                              max_document_accuracy=1.0)
+                              max_document_accuracy=1.0, panel_families=["word"])
         config.save(tmp_path / f"{engine}.toml")
         outs[engine] = tmp_path / engine
         argv = ["release", "--config", str(tmp_path / f"{engine}.toml"), "--out",

@@ -70,9 +70,11 @@ def test_candidate_path_memory_grows_at_most_linearly(monkeypatch):
     from neswap_core.prepare.pipeline import prepare_path
 
     monkeypatch.chdir(ROOT)
+    # every step of the path once: two plan rounds with term swaps, targeted redaction and the
+    # document defence at one of the default grid's levels (the grid's other points repeat them)
     config = RunConfig.of(corpus="data/sample", n_components=5, n_init=1, max_swaps=10,
-                          plan_rounds=2, plan_terms=[False, True], plan_redaction_levels=[0.0, 0.05],
-                          document_levels=[0.1, 0.3])  # two of the default grid's six levels
+                          plan_rounds=2, plan_terms=[True], plan_redaction_levels=[0.05],
+                          document_levels=[0.3])
     prepared = prepare_path("data/sample", config)
     base = len(prepared.chunks)
     rng = np.random.default_rng(0)
