@@ -38,6 +38,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
 from ..errors import FitError
+from . import row_memo
 
 #: log(1e-300): the log-probability of a class a fold model never saw (keeps sums finite).
 LOG_FLOOR = float(np.log(1e-300))
@@ -130,7 +131,7 @@ class TextAttacker(BaseEstimator):
     def transform(self, texts: Sequence[str]):
         """Sparse tf-idf rows of ``texts`` in the fitted vocabulary."""
         self._check()
-        return self.vectorizer_.transform([str(t) for t in texts])
+        return row_memo.transform(self.vectorizer_, texts)  # each distinct text once
 
     def log_proba_from_features(self, X) -> np.ndarray:
         """Log-probabilities (n, n_classes) from tf-idf rows: one sparse product and a

@@ -43,6 +43,7 @@ from scipy import sparse
 
 from ..config.defaults import PANEL_CORE_FAMILIES as CORE_FAMILIES
 from ..config.defaults import PANEL_EXTRA_FAMILIES as EXTRA_FAMILIES
+from . import row_memo
 from .attack_scores import _ranks  # rank of the true class; ties count as named
 
 __all__ = ["CORE_FAMILIES", "EXTRA_FAMILIES", "AttackerPanel", "PanelScorer", "PanelScore", "make_family"]
@@ -124,7 +125,7 @@ class LinearTextFamily(Family):
         return self
 
     def chunk_scores(self, texts, vectors=None) -> np.ndarray:
-        x = self.vectorizer_.transform(list(texts))
+        x = row_memo.transform(self.vectorizer_, texts)
         if self.model == "nb":
             return self.clf_.predict_joint_log_proba(x) if hasattr(self.clf_, "predict_joint_log_proba") \
                 else self.clf_.predict_log_proba(x)
@@ -185,7 +186,7 @@ class RetrievalFamily(Family):
         return _l2(counts @ sparse.diags(self.idf_))
 
     def counts(self, texts):
-        return self.counter_.transform(list(texts)).astype(np.float64)
+        return row_memo.transform(self.counter_, texts).astype(np.float64)
 
     def doc_scores(self, counts) -> np.ndarray:
         return np.asarray((self._weigh(counts) @ self.profiles_.T).todense())

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from . import row_memo
 from .attack import ranked_weights
 from .attack_scores import AttackMeasures, ReleaseScorer, _ranks
 from .panel import AttackerPanel, BM25Family, Family, LinearTextFamily, RetrievalFamily
@@ -85,7 +86,7 @@ def family_term_weights(family: Family, texts: Sequence[str], label: str) -> pd.
             contrib = family._weigh(counts).multiply(family.profiles_[k])
         names = family.counter_.get_feature_names_out()
     elif isinstance(family, LinearTextFamily):
-        x = family.vectorizer_.transform(list(texts))
+        x = row_memo.transform(family.vectorizer_, texts)
         clf = family.clf_
         if family.model == "nb":
             row = clf.feature_log_prob_[k] - clf.feature_log_prob_.mean(axis=0)

@@ -1,0 +1,62 @@
+"""Vectorizer rows remembered by text (measure/row_memo.py) are transform's rows, bit for bit."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+
+from neswap_core.measure import row_memo
+
+TRAIN = ["Revenue grew in the cloud segment.", "Our stores in Ohio did well this quarter.",
+         "Margins improved; the cloud business grew again.", "Ohio and Texas stores opened."]
+ASKED = ["The cloud grew.", "Ohio stores.", "The cloud grew.", "nothing known here",
+         "", "Margins improved in Texas.", "Ohio stores."]
+
+
+def same(a, b) -> None:
+    a, b = a.tocsr(), b.tocsr()
+    a.sort_indices()
+    b.sort_indices()
+    assert a.shape == b.shape and a.dtype == b.dtype
+    np.testing.assert_array_equal(a.indptr, b.indptr)
+    np.testing.assert_array_equal(a.indices, b.indices)
+    assert a.data.tobytes() == b.data.tobytes()  # the same floats, not close ones
+
+
+@pytest.mark.parametrize("vectorizer", [
+    TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True),
+    TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5)),
+    CountVectorizer(ngram_range=(1, 2)),
+])
+def test_rows_are_transforms_rows_first_and_second_time(vectorizer):
+    vectorizer.fit(TRAIN)
+    expected = vectorizer.transform(ASKED)
+    same(row_memo.transform(vectorizer, ASKED), expected)  # all new (repeats inside the call)
+    same(row_memo.transform(vectorizer, ASKED[::-1]), vectorizer.transform(ASKED[::-1]))  # all known
+    mixed = ["Texas cloud.", *ASKED[:3]]
+    same(row_memo.transform(vectorizer, mixed), vectorizer.transform(mixed))
+    assert row_memo.transform(vectorizer, []).shape == (0, len(vectorizer.vocabulary_))
+
+
+def test_a_full_memo_starts_over_and_stays_exact(monkeypatch):
+    vectorizer = TfidfVectorizer().fit(TRAIN)
+    monkeypatch.setattr(row_memo, "MAX_TEXTS", 3)
+    for batch in (ASKED[:2], ASKED[2:5], ASKED):  # the last batch alone holds more than 3 texts
+        same(row_memo.transform(vectorizer, batch), vectorizer.transform(batch))
+        assert len(row_memo._MEMOS[vectorizer]) <= max(3, len(set(batch)))
+
+
+def test_scores_from_remembered_rows_are_identical_and_the_pickle_carries_no_texts():
+    from neswap_core.measure.attack import TextAttacker
+
+    attacker = TextAttacker().fit(TRAIN * 3, ["A", "B", "A", "B"] * 3)
+    size = len(pickle.dumps(attacker))
+    first = attacker.predict_log_proba(ASKED)
+    again = attacker.predict_log_proba(ASKED[::-1])[::-1]
+    assert first.tobytes() == again.tobytes()
+    plain = attacker.log_proba_from_features(attacker.vectorizer_.transform(ASKED))
+    assert first.tobytes() == plain.tobytes()
+    assert len(pickle.dumps(attacker)) == size  # the memo lives beside the model, not in it
