@@ -199,9 +199,9 @@ def replacements(d: DocTerms, chosen: Sequence[str], fill: str, donor: DocTerms 
             out[key] = ("mask", MASK_PLACEHOLDER)
             continue
         pool, pk = [], None
-        tries = ((n, cap, cat, shape), (n, cap, "", shape), (n, shape))
+        tries: tuple[tuple, ...] = ((n, cap, cat, shape), (n, cap, "", shape), (n, shape))
         if key in d.frame:
-            tries = (("frame", d.frame[key], cap, shape),) + tries
+            tries = (("frame", d.frame[key], cap, shape), *tries)
         for pk in tries:
             pool = [k for k in pools.get(pk, ()) if k != key and donor.surface[k].lower() != d.surface[key].lower()]
             if pool:

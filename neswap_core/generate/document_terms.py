@@ -102,8 +102,11 @@ def occurrences(text: str, frames: bool = True) -> list[Occurrence]:
     ok = [eligible(m.group()) for m in toks]
     out = []
     for i, m in enumerate(toks):
-        nxt = toks[i + 1] if i + 1 < len(toks) else None
-        joined = nxt is not None and text[m.end():nxt.start()] == " "
+        if i + 1 < len(toks):
+            nxt = toks[i + 1]
+            joined = text[m.end():nxt.start()] == " "
+        else:
+            nxt, joined = m, False  # the last token: nothing follows it (``joined`` guards ``nxt``)
         if not ok[i]:
             if frames and joined and ok[i + 1] and is_frame_word(m.group()):
                 key = f"{m.group().lower()} {nxt.group().lower()}"
