@@ -14,6 +14,22 @@ import pytest
 
 os.environ.setdefault("NESWAP_CACHE_DIR", str(Path(__file__).resolve().parents[1] / ".neswap-cache"))
 
+#: The longest test files (minutes each on 2 cores), longest first. ``make test`` hands whole
+#: files to two workers (pytest-xdist ``--dist loadfile``) in collection order; collected
+#: alphabetically, the Ray and sweep-memory files came last and one worker ran them while the
+#: other sat idle. Longest first packs the two workers evenly.
+LONGEST_FILES = (
+    "test_ray_engine.py", "test_golden.py", "test_attack_dev.py", "test_sweep_memory.py",
+    "test_cli.py", "test_embedding_pool.py", "test_goals.py", "test_export_reproduces.py",
+    "test_app_check.py", "test_e2e_first_load.py", "test_attack_cli.py", "test_panel.py",
+)
+
+
+def pytest_collection_modifyitems(session, config, items) -> None:
+    """The longest files first (``LONGEST_FILES``), the rest in their usual order."""
+    rank = {name: i for i, name in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: order within kept
+
 
 @pytest.fixture
 def served(monkeypatch) -> dict:
