@@ -131,7 +131,7 @@ def run_release(
     timings["attackers"] = time.perf_counter() - start
     start = time.perf_counter()
     units = getattr(reading, "units_", None)
-    candidates = build_candidates(sweep, config, scorers, reading_units=units,
+    candidates = build_candidates(sweep, config, scorers, reading_units=units, memo=True,
                                   progress=lambda f, m: say(0.55 + 0.45 * f, m))  # fmt: skip
     timings["candidates"] = time.perf_counter() - start
     say(1.0, "done")

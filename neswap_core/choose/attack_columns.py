@@ -35,6 +35,7 @@ import pandas as pd
 
 from ..config.defaults import PANEL_CORE_FAMILIES, PANEL_EXTRA_FAMILIES
 from ..corpus import Chunk
+from ..disk_memo import DiskMemo, content_key, texts_digest
 from ..generate.releases import combination_name
 from ..measure.attack import CrossFittedAttacker, TextAttacker
 from ..measure.attack_scores import AttackMeasures, ReleaseScorer
@@ -114,9 +115,21 @@ def build_scorers(
                                  cache_dir=resolve_cache_dir(cache_dir), random_state=random_state)
             scorers.update(family_scorers(panel, texts, labels, docs, vectors=vectors, embed=embed))
     if in_corpus:
-        model = CrossFittedAttacker(random_state=random_state).fit(texts, labels, docs)
+        model = in_corpus_attacker(texts, labels, docs, random_state, resolve_cache_dir(cache_dir))
         scorers[IN_CORPUS] = ReleaseScorer(model, texts, labels, docs, name=IN_CORPUS)
     return scorers
+
+
+def in_corpus_attacker(texts: Sequence[str], labels: Sequence[str], docs: Sequence[str],
+                       random_state: int, cache_dir) -> CrossFittedAttacker:
+    """The in-corpus attacker cross-fitted on the chunks (SPEC §8), kept on disk by a hash of
+    what it learns from (``disk_memo``; ``cache_dir`` None: fitted every time)."""
+    import sklearn
+
+    key = content_key("in_corpus", texts_digest(texts), texts_digest(labels), texts_digest(docs),
+                      random_state, sklearn.__version__)  # fmt: skip
+    return DiskMemo(cache_dir, "in_corpus_attackers").get_or_compute(
+        key, lambda: CrossFittedAttacker(random_state=random_state).fit(texts, labels, docs))
 
 
 def panel_members(scorers: Mapping[str, ReleaseScorer]) -> list[str]:

@@ -21,13 +21,16 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
+from ..disk_memo import DiskMemo
 from ..errors import ConfigError
 from ..generate.releases import Sweep
 from ..measure.tone import ToneScorer
+from ..paths import resolve_cache_dir
 from .attack_columns import draws_columns, measured_row, single_draw_columns
 from .document_candidates import DocumentCandidates, DocumentStage, document_candidates
 from .dp_sources import DPWordsRelease, dp_words_sources
 from .frontier import frontier_mask, near_one
+from .memo_keys import derived_key, run_key
 from .plan_grid import (
     PlanCandidates,
     PlanGrid,
@@ -85,6 +88,7 @@ class Candidates:
     sources: dict[str, Source] = field(repr=False)
     plans: PlanCandidates | None = field(default=None, repr=False)
     documents: DocumentCandidates | None = field(default=None, repr=False)
+    key: str | None = None  # the run's memo key (choose.memo_keys.run_key), None: not kept
 
     def source(self, release_id: str) -> Source:
         try:
@@ -155,15 +159,20 @@ def document_sources(documents: DocumentCandidates | None) -> dict[str, Document
 
 def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidates | None = None,
                      documents: DocumentCandidates | None = None, reading_units: tuple | None = None,
-                     progress: Progress | None = None) -> Candidates:
+                     progress: Progress | None = None, memo: bool = False) -> Candidates:
     """Every candidate of ``config``: the paper's sweep, the plan grid (``plan_rounds`` > 0) and
     the document defence (``document_levels``).
 
     ``scorers``: attack ``ReleaseScorer`` objects by attacker name (``build_scorers``) for the
     measured columns, or None. ``plans``, ``documents``: already applied (the app caches them).
     ``reading_units``: the attacker's reading (texts, labels, doc ids) the document defence's
-    defender is cross-fitted on; None: the corpus-only fallback."""
+    defender is cross-fitted on; None: the corpus-only fallback. ``memo``: keep the measured
+    table on disk under the run's key (``choose.memo_keys``; ``run_release`` sets it, whose
+    ``scorers`` are ``build_scorers``' of that same run; a caller with other scorers or its own
+    sources must not)."""
     say = progress or (lambda f, m: None)
+    built_here = plans is None and documents is None
+    key = run_key(sweep.ctx, config, reading_units) if memo and built_here else None
     if plans is None and config.plans.plan_rounds > 0:
         plans = plan_candidates(sweep.ctx, PlanGrid.from_config(config), config.sweep.population,
                                 lambda f, m: say(0.6 * f, m))  # fmt: skip
@@ -174,8 +183,11 @@ def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidate
         **paper_sources(sweep, config.sweep.population), **plan_sources(plans),
         **document_sources(documents),
         **dp_words_sources(sweep.ctx, config.sweep.dp_epsilons, config.sweep.seed)}  # fmt: skip
-    table = candidate_table(sources, sweep.ctx, scorers, sweep, lambda f, m: say(0.8 + 0.2 * f, m))
-    return Candidates(table, sweep, sources, plans, documents)
+    table_key = derived_key(key, "table", sorted(scorers or {}))
+    table = DiskMemo(resolve_cache_dir(config.prepare.cache_dir), "candidate_tables").get_or_compute(
+        table_key, lambda: candidate_table(sources, sweep.ctx, scorers, sweep,
+                                           lambda f, m: say(0.8 + 0.2 * f, m)))  # fmt: skip
+    return Candidates(table, sweep, sources, plans, documents, key)
 
 
 def with_plan(candidates: Candidates, plan: Mapping, config, scorers=None) -> Candidates:

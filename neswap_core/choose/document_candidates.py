@@ -26,11 +26,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..disk_memo import DiskMemo
 from ..generate.document import DefenceParams, DefenceResult
 from ..generate.document_budget import DefencePrep, DocumentDefender, defend, prepare_defence
 from ..generate.document_terms import TermModel
 from ..generate.releases import ReleaseContext
 from ..paths import resolve_cache_dir
+from .memo_keys import derived_key, run_key
 from .plan_grid import measure_row, total_words
 from .review import ChosenRelease, Decisions
 
@@ -101,9 +103,19 @@ def document_candidates(ctx, config, reading_units: tuple | None = None,
     settings = config.document
     if not settings.document_levels or len({c.protected for c in ctx.chunks}) < 2:
         return None
-    say = progress or (lambda f, m: None)
     seed = config.sweep.seed
     cache = resolve_cache_dir(config.prepare.cache_dir)
+    key = derived_key(run_key(ctx, config, reading_units), "documents")
+    model, prep, params, results, table, ranked_by = DiskMemo(cache, "document_candidates", 6).get_or_compute(
+        key, lambda: _defence_levels(ctx, config, reading_units, progress, cache))
+    return DocumentCandidates(ctx, model, prep, params, results, table, ranked_by, seed)
+
+
+def _defence_levels(ctx, config, reading_units, progress, cache) -> tuple:
+    """(model, prep, params, results, table, ranked_by) of ``document_candidates``."""
+    settings = config.document
+    say = progress or (lambda f, m: None)
+    seed = config.sweep.seed
     say(0.0, "Document defence: distinctive types of each document")
     model = TermModel(random_state=seed).fit(ctx.chunks, reading_units)
     defender = None
@@ -133,7 +145,7 @@ def document_candidates(ctx, config, reading_units: tuple | None = None,
         row["dr"] = DOCUMENT_DR
         rows.append(row)
     table = pd.DataFrame(rows).set_index("release_id", drop=False)
-    return DocumentCandidates(ctx, model, prep, params, results, table, ranked_by, seed)
+    return model, prep, params, results, table, ranked_by
 
 
 @dataclass(frozen=True, eq=False)

@@ -16,9 +16,11 @@ import numpy as np
 
 from ..config import RunConfig
 from ..corpus import Chunk
+from ..disk_memo import DiskMemo, content_key
 from ..errors import FitError
 from ..models.mixture import SphericalMixture
 from ..models.mixture_init import count_distinct_rows
+from ..paths import resolve_cache_dir
 from ..text.duplicates import cluster_count_advice, duplicates_message
 from .releases import ReleaseContext, check_swap_entities
 from .rewrite import apply_roles
@@ -87,7 +89,14 @@ def release_context(
     Checks that some chunk holds an entity of an S category before fitting anything."""
     pre_chunks, pre_x = release_inputs(chunks, embeddings, config.roles, embed)
     check_swap_entities(pre_chunks, config.swap_categories)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        mixture = fit_mixture_naming_copies(pre_chunks, pre_x, config, progress)
-    return ReleaseContext(pre_chunks, pre_x, mixture, embed), [str(w.message) for w in caught]
+
+    def fit() -> tuple[SphericalMixture, list[str]]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            mixture = fit_mixture_naming_copies(pre_chunks, pre_x, config, progress)
+        return mixture, [str(w.message) for w in caught]
+
+    # kept by the vectors and the mixture's settings (disk_memo): a warm re-run fits nothing
+    key = content_key("mixture", np.asarray(pre_x), config.mixture.as_params())
+    mixture, messages = DiskMemo(resolve_cache_dir(config.prepare.cache_dir), "mixtures").get_or_compute(key, fit)
+    return ReleaseContext(pre_chunks, pre_x, mixture, embed), list(messages)

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..config import IDENTIFYING_COLUMNS
 from ..corpus import Chunk, Corpus, Document
+from ..disk_memo import DiskMemo, content_key, texts_digest
 from ..errors import ConfigError, LeakError
 from ..text.presentation import extract_presentations
 from .annotations import tab_documents
@@ -170,6 +171,21 @@ def released_chunk_texts(
 
 
 def _key_tables(
+    raw: Corpus, clean: Corpus, chunks: Sequence[Chunk], pseudonyms: Mapping[str, str],
+    cache_dir: str | Path | None = None,
+) -> dict[str, bytes]:
+    """pseudonyms.csv, chunks.csv and tab_annotations.json (SPEC §11), kept on disk in
+    ``cache_dir`` by a hash of every input (``disk_memo``): the TAB spans diff each document."""
+    key = content_key(
+        "key_tables", texts_digest(repr(d) for d in raw.documents), raw.protect, raw.name,
+        texts_digest(repr(d) for d in clean.documents), clean.protect,
+        texts_digest(repr(c) for c in chunks), dict(pseudonyms),
+    )  # fmt: skip
+    return DiskMemo(cache_dir, "key_tables").get_or_compute(
+        key, lambda: _computed_key_tables(raw, clean, chunks, pseudonyms))
+
+
+def _computed_key_tables(
     raw: Corpus, clean: Corpus, chunks: Sequence[Chunk], pseudonyms: Mapping[str, str]
 ) -> dict[str, bytes]:
     rows = [
@@ -206,12 +222,14 @@ def build_bundle(
     publishable_columns: Sequence[str] = (),
     people: Mapping[str, Sequence[str]] | None = None,
     key_files: Mapping[str, bytes] | None = None,
+    cache_dir: str | Path | None = None,
 ) -> Bundle:
     """Pseudonymise, scan for leaks and lay out both folders for the released ``chunks``.
 
     ``raw``: the corpus as loaded (metadata, executives, original text); ``clean``: after
     presentation extraction and suppression (aliases filled in); ``chunks``: the release.
     ``people``: extra person names per document to scan for (detected executives).
+    ``cache_dir``: where the key tables are kept by their inputs (None: nowhere).
     """
     columns = check_publishable(publishable_columns, raw)
     rng = np.random.default_rng([int(seed), 0x6E5, 0xB0D])
@@ -234,6 +252,6 @@ def build_bundle(
     )
     released_corpus = Corpus(released_docs, protect=raw.protect)
     released = corpus_files(released_corpus, {d.doc_id: d.text for d in released_docs})
-    key = _key_tables(raw, clean, chunks, pseudonyms)
+    key = _key_tables(raw, clean, chunks, pseudonyms, cache_dir)
     key.update(key_files or {})
     return Bundle(released, key, hits, pseudonyms)

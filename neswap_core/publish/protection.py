@@ -8,20 +8,24 @@
   embedded again (through the cache). ``audit_summary`` turns an audit pair into audit.json's
   contents, so the app can pass the pair its Check page already computed.
 
-Both are computed once per result (kept on it).
+Both are computed once per result (kept on it) and, for a run of ``run_release``, kept on disk
+by the run's key and the written text (``choose.memo_keys``): a warm re-run reads them.
 """
 
 from __future__ import annotations
 
 from ..choose.goals import Goal
+from ..choose.memo_keys import changed_parts, derived_key, draws_parts
 from ..choose.result import ReleaseResult
 from ..choose.verdict import Verdict, figures_of_attack, protection_verdict
+from ..disk_memo import DiskMemo
 from ..measure.audit import (
     RenyiAudit,
     audit_comparison,
     audit_release,
     released_embeddings,
 )
+from ..paths import resolve_cache_dir
 from .attack_report import attack_report
 
 #: What audit.json says about reading ε.
@@ -34,11 +38,20 @@ def release_attack(result: ReleaseResult) -> tuple[dict, object]:
     if result.attack is None:
         base = result.context.chunks
         draws = result.release.draws if result.release is not None else ()
-        summary, table = attack_report(result.scorers, result.changed(),
-                                       [c.chunk_id for c in base], draws)  # fmt: skip
+        changed = result.changed()
+        key = derived_key(result.candidates.key, "attack", sorted(result.scorers),
+                          changed_parts(changed), draws_parts(draws))  # fmt: skip
+        summary, table = _memo(result, "attack_reports").get_or_compute(
+            key, lambda: attack_report(result.scorers, changed, [c.chunk_id for c in base], draws))
         summary["release_id"] = result.choice.release_id
         result.attack = (summary, table)
     return result.attack
+
+
+def _memo(result: ReleaseResult, kind: str) -> DiskMemo:
+    """Where a measure of the written release is kept (``choose.memo_keys``: only a run whose
+    candidates carry a key, i.e. ``run_release``'s)."""
+    return DiskMemo(resolve_cache_dir(result.config.prepare.cache_dir), kind)
 
 
 def release_verdict(result: ReleaseResult) -> Verdict:
@@ -67,6 +80,12 @@ def release_audit(result: ReleaseResult) -> dict:
     if result.audit is None:
         ctx = result.context
         groups = [c.doc_id for c in ctx.chunks]
-        after = released_embeddings(ctx.embeddings, result.changed(), ctx.embed)
-        result.audit = audit_summary(*audit_release(ctx.embeddings, after, groups))
+        changed = result.changed()
+
+        def audit() -> dict:
+            after = released_embeddings(ctx.embeddings, changed, ctx.embed)
+            return audit_summary(*audit_release(ctx.embeddings, after, groups))
+
+        key = derived_key(result.candidates.key, "audit", changed_parts(changed))
+        result.audit = _memo(result, "audits").get_or_compute(key, audit)
     return result.audit

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from ..choose.result import ReleaseResult
+from ..paths import resolve_cache_dir
 from .bundle import KEY_DIR, RELEASED_DIR, Bundle, build_bundle
 from .folders import replace_folders
 from .protection import release_attack, release_audit
@@ -77,7 +78,8 @@ def release_bundle(result: ReleaseResult, with_key_files: bool = True) -> Bundle
     config = result.config
     bundle = build_bundle(result.corpus, result.clean, result.written_release().chunks,
                           seed=config.bundle.bundle_seed, shuffle_chunks=config.bundle.shuffle_chunks,
-                          publishable_columns=config.bundle.publishable_columns)  # fmt: skip
+                          publishable_columns=config.bundle.publishable_columns,
+                          cache_dir=resolve_cache_dir(config.prepare.cache_dir))  # fmt: skip
     return bundle.with_key_files(key_files(result)) if with_key_files else bundle
 
 

@@ -1,0 +1,65 @@
+"""The keys under which a run's measured candidates are kept on disk (issue 21: warm re-runs).
+
+``run_key`` hashes everything a candidate's text and measured row depend on: the pre-swap data
+(chunks with their entities, vectors, the fitted mixture), every setting but those that act
+only after the candidates are built (``out``, the bundle's layout, the analyst's review), the
+attacker's reading, the embedding model and backend, and the library's code
+(``disk_memo.code_fingerprint``). It is None — nothing is kept — when the vectors come from an
+encoder it cannot name (a test's function, the app's own wrapper): a memo never guesses.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Mapping, Sequence
+
+from ..disk_memo import content_key, texts_digest
+
+#: Settings that act only after the candidates exist (module docstring).
+AFTER_CANDIDATES = ("out", "bundle", "review")
+
+
+def embed_identity(embed) -> tuple[str, str] | None:
+    """(model, resolved backend) of an ``Embedder.encode`` bound method, else None."""
+    owner = getattr(embed, "__self__", None)
+    model, backend = getattr(owner, "model_name", None), getattr(owner, "backend", None)
+    if not isinstance(model, str) or not isinstance(backend, str):
+        return None
+    return model, backend
+
+
+def units_digest(units: tuple | None) -> str:
+    """Digest of an attacker reading's (texts, labels, doc ids), "" without one."""
+    if units is None:
+        return ""
+    return texts_digest(str(part) for column in units for part in (*column, "\x00"))
+
+
+def run_key(ctx, config, reading_units: tuple | None = None) -> str | None:
+    """The key of ``ctx``'s candidates under ``config`` (module docstring), or None."""
+    identity = embed_identity(ctx.embed)
+    if identity is None:
+        return None
+    chunks = ctx.chunks
+    settings = {k: v for k, v in config.to_dict().items() if k not in AFTER_CANDIDATES}
+    entities = texts_digest(repr(c.entities) for c in chunks)
+    return content_key(
+        "run", list(identity), repr(sorted(settings.items(), key=lambda kv: kv[0])),
+        texts_digest(c.chunk_id for c in chunks), texts_digest(c.doc_id for c in chunks),
+        texts_digest(c.text for c in chunks), texts_digest(c.protected for c in chunks), entities,
+        ctx.embeddings, pickle.dumps(ctx.mixture, protocol=4), units_digest(reading_units),
+    )
+
+
+def derived_key(key: str | None, kind: str, *parts) -> str | None:
+    """A key of something computed from the run ``key`` and ``parts`` (None stays None)."""
+    return None if key is None else content_key(kind, key, *parts)
+
+
+def changed_parts(changed: Mapping[int, str]) -> list:
+    """A changed-text mapping as key parts (positions and texts, in order)."""
+    return [sorted(changed), texts_digest(changed[p] for p in sorted(changed))]
+
+
+def draws_parts(draws: Sequence[Mapping[int, str]]) -> list:
+    return [changed_parts(d) for d in draws]

@@ -1,0 +1,146 @@
+"""Results kept on disk by a hash of their inputs, so a warm re-run recomputes nothing (issue 21).
+
+A memo entry is a pickle named by a SHA-256 of everything the value depends on, the library's
+own source included (``code_fingerprint``: any edit of ``neswap_core`` starts afresh, so a
+changed algorithm never reads an old answer). Writes are atomic (a temporary file, then a
+rename); an unreadable entry is recomputed and replaced; each folder keeps its
+``MAX_ENTRIES`` most recently used entries. The files are pickles this library wrote into the
+user's own cache folder, never loaded from elsewhere (the same rule as the attacker panels'
+and embeddings' caches).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+#: The memo folder inside the cache folder.
+MEMO_FOLDER = "memo"
+#: Entries kept per kind of result (the least recently used go first).
+MAX_ENTRIES = 24
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """SHA-256 of every Python source file of ``neswap_core`` (path and bytes)."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode())
+        h.update(b"\x00")
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def content_key(*parts: Any) -> str:
+    """SHA-256 of ``parts`` (strings, bytes, numbers, arrays, nested lists, tuples and dicts)
+    and of the code fingerprint."""
+    h = hashlib.sha256(code_fingerprint().encode())
+    _feed(h, parts)
+    return h.hexdigest()
+
+
+def _feed(h, value: Any) -> None:
+    if isinstance(value, bytes):
+        h.update(b"b%d:" % len(value))
+        h.update(value)
+    elif isinstance(value, str):
+        data = value.encode("utf-8", "surrogatepass")
+        h.update(b"s%d:" % len(data))
+        h.update(data)
+    elif isinstance(value, dict):
+        h.update(b"d%d:" % len(value))
+        for k in sorted(value, key=repr):
+            _feed(h, repr(k))
+            _feed(h, value[k])
+    elif isinstance(value, (list, tuple)):
+        h.update(b"l%d:" % len(value))
+        for item in value:
+            _feed(h, item)
+    elif hasattr(value, "tobytes") and hasattr(value, "dtype"):  # numpy arrays
+        h.update(f"a{value.dtype.str}{value.shape}:".encode())
+        h.update(value.tobytes())
+    elif value is None or isinstance(value, (bool, int, float)):
+        h.update(f"v{value!r};".encode())
+    else:
+        raise TypeError(f"content_key cannot hash a {type(value).__name__}")
+
+
+def texts_digest(texts: Iterable[str]) -> str:
+    """SHA-256 of a sequence of texts (order and boundaries included): a cheap key part."""
+    h = hashlib.sha256()
+    for t in texts:
+        data = t.encode("utf-8", "surrogatepass")
+        h.update(b"%d:" % len(data))
+        h.update(data)
+    return h.hexdigest()
+
+
+class DiskMemo:
+    """Values of one kind (``kind``: a folder name) kept under ``cache_dir``/memo, at most
+    ``max_entries`` of them; ``cache_dir`` None keeps nothing (every call computes)."""
+
+    def __init__(self, cache_dir: str | Path | None, kind: str, max_entries: int = MAX_ENTRIES) -> None:
+        self.folder = None if cache_dir is None else Path(cache_dir) / MEMO_FOLDER / kind
+        self.max_entries = max_entries
+
+    def get(self, key: str) -> tuple[bool, Any]:
+        """(found, value) of ``key``."""
+        if self.folder is None:
+            return False, None
+        path = self.folder / f"{key}.pkl"
+        try:
+            with path.open("rb") as fh:
+                value = pickle.load(fh)
+        except FileNotFoundError:
+            return False, None
+        except Exception:  # noqa: BLE001 - a damaged entry is recomputed and replaced
+            path.unlink(missing_ok=True)
+            return False, None
+        try:
+            os.utime(path)  # most recently used
+        except OSError:
+            pass
+        return True, value
+
+    def put(self, key: str, value: Any) -> None:
+        """Keep ``value`` under ``key`` (atomically); a full or read-only disk or a value that
+        cannot be pickled keeps nothing (the run goes on)."""
+        if self.folder is None:
+            return
+        tmp_name = None
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=self.folder, delete=False, suffix=".tmp") as tmp:
+                tmp_name = tmp.name
+                pickle.dump(value, tmp, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp_name, self.folder / f"{key}.pkl")
+            self._prune()
+        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            # a full or read-only disk, or a value that cannot be pickled: nothing is kept
+            if tmp_name is not None:
+                Path(tmp_name).unlink(missing_ok=True)
+
+    def _prune(self) -> None:
+        assert self.folder is not None
+        entries = sorted(self.folder.glob("*.pkl"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in entries[self.max_entries:]:
+            old.unlink(missing_ok=True)
+
+    def get_or_compute(self, key: str | None, compute: Callable[[], T]) -> T:
+        """The value kept under ``key``, else ``compute()`` kept there (``key`` None: compute)."""
+        if key is not None:
+            found, value = self.get(key)
+            if found:
+                return value
+        value = compute()
+        if key is not None:
+            self.put(key, value)
+        return value
