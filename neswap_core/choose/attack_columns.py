@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+import sklearn
 
 from ..config.defaults import PANEL_CORE_FAMILIES, PANEL_EXTRA_FAMILIES
 from ..corpus import Chunk
@@ -124,8 +125,6 @@ def in_corpus_attacker(texts: Sequence[str], labels: Sequence[str], docs: Sequen
                        random_state: int, cache_dir) -> CrossFittedAttacker:
     """The in-corpus attacker cross-fitted on the chunks (SPEC §8), kept on disk by a hash of
     what it learns from (``disk_memo``; ``cache_dir`` None: fitted every time)."""
-    import sklearn
-
     key = content_key("in_corpus", texts_digest(texts), texts_digest(labels), texts_digest(docs),
                       random_state, sklearn.__version__)  # fmt: skip
     return DiskMemo(cache_dir, "in_corpus_attackers").get_or_compute(

@@ -1,0 +1,142 @@
+"""Results kept on disk by their inputs (issue 21: a warm re-run recomputes nothing).
+
+The memo's own rules (keys, damaged and unpicklable entries, pruning), then the release run
+twice on sample transcripts: the second run fits, defends and measures nothing and writes the
+same bytes; a changed setting recomputes what depends on it and only that."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import neswap_core.disk_memo as disk_memo
+from neswap_core.config import RunConfig
+from neswap_core.disk_memo import DiskMemo, content_key, texts_digest
+from tests.conftest import sample_subset
+
+
+def test_content_key_is_a_function_of_the_parts_and_the_code(monkeypatch):
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    a = content_key("run", {"b": 1, "a": [1.5, None, True]}, x, b"raw")
+    assert a == content_key("run", {"a": [1.5, None, True], "b": 1}, x.copy(), b"raw")  # dict order
+    assert a != content_key("run", {"b": 1, "a": [1.5, None, True]}, x.astype(np.float64), b"raw")
+    assert a != content_key("run", {"b": 2, "a": [1.5, None, True]}, x, b"raw")
+    assert content_key(["ab", "c"]) != content_key(["a", "bc"])  # boundaries count
+    assert texts_digest(["ab", "c"]) != texts_digest(["a", "bc"])
+    with pytest.raises(TypeError):
+        content_key(object())
+    monkeypatch.setattr(disk_memo, "code_fingerprint", lambda: "another version of the library")
+    assert content_key("run", {"b": 1, "a": [1.5, None, True]}, x, b"raw") != a
+
+
+def test_memo_keeps_reads_and_recovers(tmp_path):
+    memo = DiskMemo(tmp_path, "things", max_entries=3)
+    calls = []
+
+    def compute(v):
+        calls.append(v)
+        return {"value": v}
+
+    assert memo.get_or_compute("k1", lambda: compute(1)) == {"value": 1}
+    assert memo.get_or_compute("k1", lambda: compute(99)) == {"value": 1}  # read, not computed
+    assert calls == [1]
+    # a damaged entry is recomputed and replaced
+    (tmp_path / "memo" / "things" / "k1.pkl").write_bytes(b"not a pickle")
+    assert memo.get_or_compute("k1", lambda: compute(2)) == {"value": 2}
+    assert pickle.loads((tmp_path / "memo" / "things" / "k1.pkl").read_bytes()) == {"value": 2}
+    # a value that cannot be pickled is returned and not kept; no temporary file is left
+    assert memo.get_or_compute("k2", lambda: (lambda: 3))() == 3
+    assert sorted(p.name for p in (tmp_path / "memo" / "things").iterdir()) == ["k1.pkl"]
+    # key None and cache_dir None compute every time
+    assert memo.get_or_compute(None, lambda: compute(5)) == {"value": 5}
+    assert DiskMemo(None, "things").get_or_compute("k1", lambda: compute(6)) == {"value": 6}
+    assert calls == [1, 2, 5, 6]
+
+
+def test_memo_keeps_the_most_recently_used_entries(tmp_path):
+    memo = DiskMemo(tmp_path, "things", max_entries=3)
+    for i in range(3):
+        memo.put(f"k{i}", i)
+        os.utime(tmp_path / "memo" / "things" / f"k{i}.pkl", (1000 + i, 1000 + i))
+    assert memo.get("k0") == (True, 0)  # k0 is now the most recently used
+    memo.put("k3", 3)
+    kept = sorted(p.stem for p in (tmp_path / "memo" / "things").glob("*.pkl"))
+    assert kept == ["k0", "k2", "k3"]
+
+
+# --- a release run twice ---------------------------------------------------------------------
+def _cache_without_memos(folder: Path) -> Path:
+    """A fresh cache folder sharing the session's embeddings, NER and models but no memo."""
+    shared = Path(os.environ["NESWAP_CACHE_DIR"])
+    folder.mkdir()
+    shared.mkdir(parents=True, exist_ok=True)
+    for entry in shared.iterdir():
+        if entry.name != disk_memo.MEMO_FOLDER:
+            (folder / entry.name).symlink_to(entry)
+    return folder
+
+
+#: (module, function) computed behind a memo: each is counted while the release runs.
+COUNTED = (
+    ("neswap_core.generate.context", "fit_mixture_naming_copies"),
+    ("neswap_core.choose.candidates", "candidate_table"),
+    ("neswap_core.choose.document_candidates", "_defence_levels"),
+    ("neswap_core.choose.attack_columns", "CrossFittedAttacker"),
+    ("neswap_core.publish.protection", "attack_report"),
+    ("neswap_core.publish.protection", "audit_release"),
+    ("neswap_core.publish.bundle", "_computed_key_tables"),
+)
+
+
+@pytest.mark.slow
+def test_a_warm_rerun_recomputes_nothing_and_writes_the_same_bytes(tmp_path, monkeypatch):
+    import importlib
+
+    from neswap_core.cli import main
+
+    counts: dict[str, int] = {}
+    for module_name, name in COUNTED:
+        module = importlib.import_module(module_name)
+        real = getattr(module, name)
+
+        def counted(*args, _real=real, _name=name, **kwargs):
+            counts[_name] = counts.get(_name, 0) + 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, counted)
+
+    corpus = sample_subset(tmp_path / "corpus", 3)
+    cache = _cache_without_memos(tmp_path / "cache")
+    config = RunConfig.of(corpus=str(corpus), cache_dir=str(cache), n_components=2, n_init=1,
+                          max_swaps=4, plan_rounds=1, plan_terms=[True],
+                          plan_redaction_levels=[0.0, 0.05], document_levels=[0.1],
+                          max_document_accuracy=1.0)
+    config.save(tmp_path / "run.toml")
+
+    def release(out: str, toml: str = "run.toml") -> dict[str, int]:
+        counts.clear()
+        assert main(["release", "--config", str(tmp_path / toml), "--out", str(tmp_path / out)]) in (0, 4)
+        return dict(counts)
+
+    cold = release("first")
+    assert set(cold) == {name for _, name in COUNTED}, cold  # everything computed once
+    assert release("second") == {}  # nothing fitted, defended or measured again
+
+    def files(folder: Path) -> dict[str, bytes]:
+        return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+                if p.is_file() and p.name not in ("timings.json", "config.toml", "report.json",
+                                                  "report.html")}  # the out path and the seconds
+
+    first, second = files(tmp_path / "first"), files(tmp_path / "second")
+    assert "key/candidates.csv" in first and any(n.startswith("released/") for n in first)
+    assert first == second
+    # another document level: the defence and the table again (also in the prefetch's walk,
+    # which lists the new texts to embed), the same mixture and in-corpus attacker
+    config.replace(document_levels=[0.1, 0.2]).save(tmp_path / "levels.toml")
+    changed = release("third", "levels.toml")
+    assert changed.get("_defence_levels", 0) >= 1 and changed.get("candidate_table", 0) >= 1
+    assert "fit_mixture_naming_copies" not in changed and "CrossFittedAttacker" not in changed
