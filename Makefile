@@ -56,7 +56,7 @@ torch-index:
 # The suite runs on TEST_WORKERS processes (pytest-xdist), one test file per worker at a time so
 # each file's module fixtures are built once, longest files first (tests/conftest.py): 16 min
 # instead of 35 on an idle 2-core machine with warm caches; from a fresh clone (cold caches)
-# beside a niced CPU-bound process, 30 min (1,128 tests, 2026-11-27).
+# beside a niced CPU-bound process, 28 min of tests, 30 min with setup (1,131 tests, 2026-11-27).
 # `make test TEST_WORKERS=0` runs it in this process.
 TEST_WORKERS ?= 2
 
