@@ -89,6 +89,10 @@ COUNTED = (
     ("neswap_core.publish.protection", "attack_report"),
     ("neswap_core.publish.protection", "audit_release"),
     ("neswap_core.publish.bundle", "_computed_key_tables"),
+    ("neswap_core.choose.attack_columns", "pre_scores"),  # the attackers' pre-release scores
+    ("neswap_core.publish.bundle", "scan_release"),  # the leak scan
+    ("neswap_core.prepare.pipeline", "_cleaned"),  # presentation, people, identifiers
+    ("neswap_core.choose.document_candidates", "measure_row"),  # the chosen level's utility
 )
 
 

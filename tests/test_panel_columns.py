@@ -112,6 +112,46 @@ def test_candidate_columns_are_per_family_and_the_primary_is_the_worst(setup, tm
     assert measured_row(again, {})["chunk_accuracy.char"] == measured_row(scorers, {})["chunk_accuracy.char"]
 
 
+def test_a_second_build_reads_the_pre_release_scores_and_measures_alike(setup, tmp_path, monkeypatch):
+    """Issue 21 (warm re-run): the attackers' scores of the unchanged corpus are kept on disk by
+    what the attackers learn from and the texts they score; a second build scores no text of the
+    corpus again and measures every release as the first; other texts are scored afresh."""
+    from neswap_core.measure.attack import CrossFittedAttacker
+    from neswap_core.measure.panel import RetrievalFamily
+    from neswap_core.measure.panel_scorers import FamilyAttacker
+
+    attacker, chunks, _ = setup
+    families = ("word", "char", "retrieval")
+    first = build_scorers(chunks, attacker, in_corpus=True, families=families, cache_dir=str(tmp_path))
+    whole: list[str] = []  # calls that score every chunk of a corpus
+
+    def spy(cls, method):
+        real = getattr(cls, method)
+
+        def counted(self, *args, _real=real):
+            if len(args[-1]) >= len(chunks) - 1:
+                whole.append(f"{cls.__name__}.{method}")
+            return _real(self, *args)
+
+        monkeypatch.setattr(cls, method, counted)
+
+    for cls in (TextAttacker, CrossFittedAttacker, FamilyAttacker):
+        spy(cls, "log_proba_at")
+    spy(RetrievalFamily, "counts")
+    second = build_scorers(chunks, attacker, in_corpus=True, families=families, cache_dir=str(tmp_path))
+    assert whole == [] and set(second) == set(first)
+    changed = _changed(chunks)
+    for name in first:
+        np.testing.assert_array_equal(second[name].log_proba_, first[name].log_proba_)
+        np.testing.assert_array_equal(second[name].doc_log_proba_, first[name].doc_log_proba_)
+        a, b = first[name].score(changed), second[name].score(changed)
+        assert (a.chunk_top1, a.document_accuracy, a.chunk_top5) == (b.chunk_top1, b.document_accuracy,
+                                                                     b.chunk_top5), name  # fmt: skip
+    # another corpus (one passage fewer) is not read from the first one's entry
+    third = build_scorers(chunks[:-1], attacker, in_corpus=True, families=families, cache_dir=str(tmp_path))
+    assert len(whole) >= 4 and third[READING].log_proba_.shape[0] == len(chunks) - 1
+
+
 def test_without_a_reading_the_in_corpus_attacker_is_primary(setup):
     _, chunks, _ = setup
     scorers = build_scorers(chunks, None, families=("word", "char"))

@@ -41,7 +41,7 @@ from ..generate.releases import combination_name
 from ..measure.attack import CrossFittedAttacker, TextAttacker
 from ..measure.attack_scores import AttackMeasures, ReleaseScorer
 from ..measure.panel_cache import fitted_panel
-from ..measure.panel_scorers import family_scorers
+from ..measure.panel_scorers import family_scorers, pre_scores
 from ..paths import resolve_cache_dir
 
 READING, IN_CORPUS, PANEL = "reading", "in-corpus", "panel"
@@ -105,20 +105,51 @@ def build_scorers(
     texts = [c.text for c in chunks]
     labels = [c.protected for c in chunks]
     docs = [c.doc_id for c in chunks]
+    cache = resolve_cache_dir(cache_dir)
+    key = pre_scores_key(texts, labels, docs, reading, in_corpus=in_corpus, random_state=random_state,
+                         families=families, vectors=vectors)  # fmt: skip
+    memo = DiskMemo(cache, "pre_release_scores")
+    pre = memo.get(key)[1] if key is not None else None
+    pre = pre if isinstance(pre, dict) else {}
     scorers: dict[str, ReleaseScorer] = {}
     if reading is not None:
-        scorers[READING] = ReleaseScorer(reading, texts, labels, docs, name=READING)
+        scorers[READING] = ReleaseScorer(reading, texts, labels, docs, name=READING,
+                                         pre_log_proba=pre.get(READING, {}).get("log_proba"))
         others = [f for f in families if f != "word"]
         units: tuple[list[str], list[str], list[str]] | None = getattr(reading, "units_", None)
         if others and units is not None:
             read_texts, read_labels, read_docs = units
             panel = fitted_panel(read_texts, read_labels, read_docs, others, embed=embed,
-                                 cache_dir=resolve_cache_dir(cache_dir), random_state=random_state)
-            scorers.update(family_scorers(panel, texts, labels, docs, vectors=vectors, embed=embed))
+                                 cache_dir=cache, random_state=random_state)
+            scorers.update(family_scorers(panel, texts, labels, docs, vectors=vectors, embed=embed,
+                                          pre=pre))  # fmt: skip
     if in_corpus:
-        model = in_corpus_attacker(texts, labels, docs, random_state, resolve_cache_dir(cache_dir))
-        scorers[IN_CORPUS] = ReleaseScorer(model, texts, labels, docs, name=IN_CORPUS)
+        model = in_corpus_attacker(texts, labels, docs, random_state, cache)
+        scorers[IN_CORPUS] = ReleaseScorer(model, texts, labels, docs, name=IN_CORPUS,
+                                           pre_log_proba=pre.get(IN_CORPUS, {}).get("log_proba"))
+    if key is not None and set(pre) != set(scorers):
+        memo.put(key, {name: pre_scores(s) for name, s in scorers.items()})
     return scorers
+
+
+def pre_scores_key(texts, labels, docs, reading, *, in_corpus: bool, random_state: int,
+                   families: Sequence[str], vectors) -> str | None:
+    """Key of the attackers' pre-release scores of a corpus (``build_scorers``): what each
+    attacker is fitted on and with, and the texts it scores. None (not kept) when the reading
+    attacker does not carry its units, or the embedding family would embed without ``vectors``
+    (the key cannot name the model then)."""
+    units = getattr(reading, "units_", None)
+    if reading is not None and units is None:
+        return None
+    if reading is not None and "embedding" in families and vectors is None:
+        return None
+    settings = {} if reading is None else {k: repr(v) for k, v in vars(reading).items() if not k.endswith("_")}
+    return content_key(
+        "pre_release_scores", type(reading).__name__, settings,
+        [texts_digest(map(str, u)) for u in units] if units is not None else None,
+        sorted(families), in_corpus, random_state, texts_digest(texts), texts_digest(labels),
+        texts_digest(docs), None if vectors is None else np.ascontiguousarray(vectors),
+        sklearn.__version__)  # fmt: skip
 
 
 def in_corpus_attacker(texts: Sequence[str], labels: Sequence[str], docs: Sequence[str],

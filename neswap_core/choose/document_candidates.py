@@ -53,22 +53,25 @@ class DocumentCandidates:
     """The defence at every level: shared preparation, each level's result and measured row."""
 
     ctx: ReleaseContext
-    model: TermModel
-    prep: DefencePrep
+    prep: DefencePrep  # its documents' terms are scored: all a level (or a review) needs
     params: dict[str, DefenceParams]
     results: dict[str, DefenceResult] = field(repr=False)
     table: pd.DataFrame = field(repr=False)
     ranked_by: str = ""  # "a defender cross-fitted on the attacker's reading" or the fallback
     seed: int = 0  # the pairing's seed is (seed, 22)
+    measured: dict[str, dict] = field(default_factory=dict, repr=False)  # release id -> measure_row
 
     def result(self, release_id: str, rejected: frozenset[str] = frozenset()) -> DefenceResult:
         """The release ``release_id`` with the ``rejected`` change keys left out."""
         base = self.results[release_id]
         if not rejected & {c.key for c in base.changes}:
             return base
-        return defend(self.ctx.chunks, self.model, self.params[release_id], self.prep, rejected)
+        return defend(self.ctx.chunks, None, self.params[release_id], self.prep, rejected)
 
     def measures(self, result: DefenceResult) -> dict:
+        for rid, base in self.results.items():
+            if result is base and rid in self.measured:  # as generated: measured once already
+                return dict(self.measured[rid])
         row = measure_row(self.ctx, result.changed(self.ctx.chunks))
         row["dr"] = DOCUMENT_DR
         return row
@@ -106,13 +109,16 @@ def document_candidates(ctx, config, reading_units: tuple | None = None,
     seed = config.sweep.seed
     cache = resolve_cache_dir(config.prepare.cache_dir)
     key = derived_key(run_key(ctx, config, reading_units), "documents")
-    model, prep, params, results, table, ranked_by = DiskMemo(cache, "document_candidates", 6).get_or_compute(
+    prep, params, results, table, ranked_by, measured = DiskMemo(
+        cache, "document_candidates", 6).get_or_compute(
         key, lambda: _defence_levels(ctx, config, reading_units, progress, cache))
-    return DocumentCandidates(ctx, model, prep, params, results, table, ranked_by, seed)
+    return DocumentCandidates(ctx, prep, params, results, table, ranked_by, seed, measured)
 
 
 def _defence_levels(ctx, config, reading_units, progress, cache) -> tuple:
-    """(model, prep, params, results, table, ranked_by) of ``document_candidates``."""
+    """(prep, params, results, table, ranked_by, measured) of ``document_candidates`` (the term
+    model is not kept: 30 MB on the dev corpus, half the memo entry, and ``prep`` holds the
+    documents' scored terms)."""
     settings = config.document
     say = progress or (lambda f, m: None)
     seed = config.sweep.seed
@@ -131,7 +137,7 @@ def _defence_levels(ctx, config, reading_units, progress, cache) -> tuple:
                  if prep.plans is not None else
                  "the corpus's own log-odds (no attacker reading: the fallback)")  # fmt: skip
     words = total_words(ctx)
-    params, results, rows = {}, {}, []
+    params, results, rows, measured = {}, {}, [], {}
     levels = sorted(set(settings.document_levels))
     for k, level in enumerate(levels):
         say(0.5 + 0.5 * k / len(levels), f"Document defence at {100 * level:g} % of words")
@@ -141,11 +147,12 @@ def _defence_levels(ctx, config, reading_units, progress, cache) -> tuple:
         row = {"release_id": rid, "level": level, "changes": len(results[rid].changes),
                "types": sum(len(v) for v in results[rid].selected.values()),
                "description": params[rid].describe() + f" (types ranked by {ranked_by})"}  # fmt: skip
-        row.update(measure_row(ctx, results[rid].changed(ctx.chunks), words))
-        row["dr"] = DOCUMENT_DR
+        measured[rid] = measure_row(ctx, results[rid].changed(ctx.chunks), words)
+        measured[rid]["dr"] = DOCUMENT_DR
+        row.update(measured[rid])
         rows.append(row)
     table = pd.DataFrame(rows).set_index("release_id", drop=False)
-    return model, prep, params, results, table, ranked_by
+    return prep, params, results, table, ranked_by, measured
 
 
 @dataclass(frozen=True, eq=False)

@@ -299,7 +299,7 @@ def fill_plan(docs: dict[str, DocTerms], params: DefenceParams, partner: dict[st
     return out
 
 
-def apply_defence(chunks: Sequence[Chunk], model: TermModel, params: DefenceParams,
+def apply_defence(chunks: Sequence[Chunk], model: TermModel | None, params: DefenceParams,
                   rng: np.random.Generator, *, selected: dict[str, list[str]] | None = None,
                   partner: dict[str, str] | None = None, fills: dict | None = None,
                   rejected: frozenset[str] = frozenset(), docs: dict[str, DocTerms] | None = None
@@ -308,9 +308,13 @@ def apply_defence(chunks: Sequence[Chunk], model: TermModel, params: DefencePara
 
     ``selected`` (doc id -> types) overrides the z-ranked selection (the budget defender of
     ``document_budget.py`` passes its own), ``partner`` the pairing, ``fills`` the replacements;
-    ``rejected``: ``Change.key`` values a reviewer rejected (left out at every occurrence)."""
+    ``rejected``: ``Change.key`` values a reviewer rejected (left out at every occurrence);
+    ``docs``: the documents' scored terms (``document_terms``), else ``model`` scores them."""
     chunks = list(chunks)
-    docs = document_terms(chunks, model) if docs is None else docs
+    if docs is None:
+        if model is None:
+            raise ValueError("apply_defence needs the documents' terms or a fitted TermModel")
+        docs = document_terms(chunks, model)
     orders = {i: ranked_candidates(d, params.min_z, params.rank) for i, d in docs.items()}
     if selected is None:
         selected = {i: select_terms(d, orders[i], params.level * d.words) for i, d in docs.items()}

@@ -242,9 +242,10 @@ def prepare_defence(chunks: Sequence[Chunk], model: TermModel, params: DefencePa
     return DefencePrep(docs, partner, fills, plans, more)
 
 
-def defend(chunks: Sequence[Chunk], model: TermModel, params: DefenceParams, prep: DefencePrep,
+def defend(chunks: Sequence[Chunk], model: TermModel | None, params: DefenceParams, prep: DefencePrep,
            rejected: frozenset[str] = frozenset()) -> DefenceResult:
-    """The defence at ``params.level`` on a prepared corpus (``prepare_defence``)."""
+    """The defence at ``params.level`` on a prepared corpus (``prepare_defence``; its documents'
+    terms are scored already, so ``model`` may be None)."""
     if prep.plans is not None:
         first = {i: named_types(d) for i, d in prep.docs.items()}
         plans = {i: _named_first(p, first[i], prep.docs[i]) for i, p in prep.plans.items()}

@@ -128,6 +128,8 @@ class ReleaseScorer:
     (in-corpus; fitted on these ``texts`` in this order), or an (n, n_classes) array of
     pre-release probabilities with ``classes`` (then only the pre-release figures are available).
     ``texts``, ``labels``, ``doc_ids``: the pre-release chunks, their company and document.
+    ``pre_log_proba``: the attacker's log-probabilities of ``texts`` computed before (a disk
+    memo, ``choose/attack_columns.build_scorers``), so a warm run does not score the corpus again.
     """
 
     def __init__(
@@ -139,6 +141,7 @@ class ReleaseScorer:
         *,
         name: str = "attacker",
         classes: Sequence[str] | None = None,
+        pre_log_proba: np.ndarray | None = None,
     ) -> None:
         self.texts = [str(t) for t in texts]
         n = len(self.texts)
@@ -154,7 +157,10 @@ class ReleaseScorer:
             self.log_proba_ = np.log(np.clip(attacker, 1e-300, 1.0))
         else:
             self.attacker, self.classes_ = attacker, np.asarray(attacker.classes_, dtype=object)
-            self.log_proba_ = attacker.log_proba_at(np.arange(n), self.texts)
+            if pre_log_proba is not None and np.shape(pre_log_proba) == (n, len(self.classes_)):
+                self.log_proba_ = np.asarray(pre_log_proba, dtype=np.float64)
+            else:
+                self.log_proba_ = attacker.log_proba_at(np.arange(n), self.texts)
         where = {c: i for i, c in enumerate(self.classes_)}
         self.labels = np.asarray([str(v) for v in labels], dtype=object)
         self.y_ = np.array([where.get(v, -1) for v in self.labels], dtype=np.int64)

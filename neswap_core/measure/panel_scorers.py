@@ -119,10 +119,16 @@ class DocumentFamilyScorer(ReleaseScorer):
     """A whole-document family (retrieval, BM25) as a release scorer (module docstring)."""
 
     def __init__(self, family: Family, texts: Sequence[str], labels: Sequence[str],
-                 doc_ids: Sequence[str], *, name: str) -> None:
+                 doc_ids: Sequence[str], *, name: str, pre: Mapping | None = None) -> None:
         self.family = family
-        self.counts_ = family.counts([str(t) for t in texts]).tocsr()
-        super().__init__(FamilyAttacker(family, texts), texts, labels, doc_ids, name=name)
+        pre = pre or {}
+        counts = pre.get("counts")
+        ok = counts is not None and counts.shape[0] == len(texts)
+        if counts is None or not ok:
+            counts = family.counts([str(t) for t in texts])
+        self.counts_ = counts.tocsr()
+        super().__init__(FamilyAttacker(family, texts), texts, labels, doc_ids, name=name,
+                         pre_log_proba=pre.get("log_proba") if ok else None)
         n = len(self.texts)
         self.member_ = sparse.csr_matrix((np.ones(n), (self.doc_index_, np.arange(n))),
                                          shape=(len(self.documents_), n))  # fmt: skip
@@ -172,24 +178,37 @@ class TieNamedScorer(ReleaseScorer):
 
 def family_scorers(panel: AttackerPanel, texts: Sequence[str], labels: Sequence[str],
                    doc_ids: Sequence[str], *, vectors: np.ndarray | None = None,
-                   embed: Embed | None = None, skip: Sequence[str] = ()) -> dict[str, ReleaseScorer]:
+                   embed: Embed | None = None, skip: Sequence[str] = (),
+                   pre: Mapping[str, Mapping] | None = None) -> dict[str, ReleaseScorer]:
     """{family name: scorer of the pre-release ``texts``} for every fitted family of ``panel``
-    but ``skip``. ``vectors``: the texts' embeddings (else ``embed`` computes them once)."""
+    but ``skip``. ``vectors``: the texts' embeddings (else ``embed`` computes them once);
+    ``pre``: {family: ``pre_scores`` of an earlier run on the same texts} (not scored again)."""
     out: dict[str, ReleaseScorer] = {}
+    pre = pre or {}
     for name, fam in panel.families_.items():
         if name in skip:
             continue
         if fam.whole_document:
-            out[name] = DocumentFamilyScorer(fam, texts, labels, doc_ids, name=name)
+            out[name] = DocumentFamilyScorer(fam, texts, labels, doc_ids, name=name, pre=pre.get(name))
             continue
-        pre = None
+        vecs = None
         if fam.needs_vectors:
             if vectors is not None:
-                pre = np.asarray(vectors, np.float64)
+                vecs = np.asarray(vectors, np.float64)
             elif embed is not None:
-                pre = np.asarray(embed(list(texts)), np.float64)
+                vecs = np.asarray(embed(list(texts)), np.float64)
             else:
                 continue  # no way to embed: the embedding family is left out
-        attacker = FamilyAttacker(fam, texts, pre, embed)
-        out[name] = TieNamedScorer(attacker, texts, labels, doc_ids, name=name)
+        attacker = FamilyAttacker(fam, texts, vecs, embed)
+        out[name] = TieNamedScorer(attacker, texts, labels, doc_ids, name=name,
+                                   pre_log_proba=pre.get(name, {}).get("log_proba"))
+    return out
+
+
+def pre_scores(scorer: ReleaseScorer) -> dict:
+    """What a scorer computed from the pre-release texts (log-probabilities; a whole-document
+    family's word counts too), for ``family_scorers(pre=...)`` in a later run."""
+    out = {"log_proba": scorer.log_proba_}
+    if isinstance(scorer, DocumentFamilyScorer):
+        out["counts"] = scorer.counts_
     return out

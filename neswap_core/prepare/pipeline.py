@@ -19,7 +19,10 @@ import pandas as pd
 
 from ..config import CATEGORIES, DEFAULT_BATCH_CHUNKS, DEFAULT_BATCH_DOCUMENTS, RunConfig
 from ..corpus import Chunk, Corpus, chunk_id
+from ..disk_memo import DiskMemo, content_key
+from ..paths import resolve_cache_dir
 from ..text.contingency import contingency_table
+from ..text.entity_cache import pipeline_fingerprint
 from ..text.identifiers import suppress_corpus
 from ..text.loading import load_corpus
 from ..text.presentation import extract_presentations
@@ -46,15 +49,28 @@ def clean_corpus(
     entities in title context (``text.people``), so ``executives.csv`` is optional; ``nlp``
     defaults to ``load_ner()`` and ``cache_dir`` caches its results.
     """
+    if detect_people and nlp is None:
+        from ..text.entities import load_ner
+
+        nlp = load_ner()
+    key, folder = None, resolve_cache_dir(cache_dir)
+    if folder is not None:  # kept by its inputs: a warm run cleans nothing (about 1 s on dev)
+        key = content_key("clean_corpus", repr(corpus), detect_people,
+                          pipeline_fingerprint(nlp, {}) if detect_people else None)  # fmt: skip
+    return DiskMemo(folder, "clean_corpus", CLEAN_MEMO_ENTRIES).get_or_compute(
+        key, lambda: _cleaned(corpus, nlp, cache_dir, detect_people))
+
+
+#: Cleaned batches kept on disk (a batch is a few documents: ``DEFAULT_BATCH_DOCUMENTS``).
+CLEAN_MEMO_ENTRIES = 256
+
+
+def _cleaned(corpus: Corpus, nlp, cache_dir, detect_people: bool) -> CleanCorpus:
     from ..text.people import add_detected_people
 
     presented, presentation = extract_presentations(corpus)
     people = None
     if detect_people:
-        if nlp is None:
-            from ..text.entities import load_ner
-
-            nlp = load_ner()
         presented, people = add_detected_people(presented, nlp, cache_dir)
     suppressed, identifiers = suppress_corpus(presented)
     return CleanCorpus(suppressed, presentation, identifiers, people)

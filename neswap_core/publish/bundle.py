@@ -26,6 +26,7 @@ import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +39,7 @@ from ..text.presentation import extract_presentations
 from .annotations import tab_documents
 from .export import chunks_frame, corpus_files, document_texts, zip_files
 from .folders import replace_folders
-from .leaks import LeakHit, hits_csv, leak_terms, scan_release, unaccepted
+from .leaks import LeakHit, LeakTerm, hits_csv, leak_terms, scan_release, unaccepted
 
 RELEASED_DIR = "released"
 KEY_DIR = "key"
@@ -185,6 +186,27 @@ def _key_tables(
         key, lambda: _computed_key_tables(raw, clean, chunks, pseudonyms))
 
 
+def _scanned(by_pseudo: Mapping[str, Sequence[str]], terms: Sequence[LeakTerm],
+             originals: Mapping[str, str], manifest: Mapping | None, cache_dir) -> list[LeakHit]:
+    """``scan_release``, kept on disk by its inputs (a warm re-run of a release rescans
+    nothing: compiling the identifiers' patterns and loading the word list cost about a second)."""
+    key = content_key(
+        "leak_scan", {p: texts_digest(t) for p, t in by_pseudo.items()},
+        sorted((t.text, t.kind, sorted(t.owners)) for t in terms), dict(originals),
+        None if manifest is None else {p: dict(v) for p, v in manifest.items()},
+        _wordfreq_version())  # fmt: skip
+    return DiskMemo(cache_dir, "leak_scans").get_or_compute(
+        key, lambda: scan_release(by_pseudo, terms, originals, manifest))
+
+
+def _wordfreq_version() -> str:
+    """The word list deciding which identifiers are common words (``LeakTerm.common``)."""
+    try:
+        return version("wordfreq")
+    except PackageNotFoundError:
+        return ""
+
+
 def _computed_key_tables(
     raw: Corpus, clean: Corpus, chunks: Sequence[Chunk], pseudonyms: Mapping[str, str]
 ) -> dict[str, bytes]:
@@ -243,7 +265,7 @@ def build_bundle(
         for d in raw.documents
     }
     terms = leak_terms(clean, people)
-    hits = scan_release(by_pseudo, terms, originals, manifest if columns else None)
+    hits = _scanned(by_pseudo, terms, originals, manifest if columns else None, cache_dir)
     layout_of = {d.doc_id: d.layout for d in raw.documents}
     released_docs = tuple(
         Document(doc_id=p, text="\n\n".join(by_pseudo[p]), metadata=manifest[p],
