@@ -15,8 +15,10 @@ from collections.abc import Mapping, Sequence
 
 from ..disk_memo import content_key, texts_digest
 
-#: Settings that act only after the candidates exist (module docstring).
+#: Settings that act only after the candidates exist (module docstring): sections, and
+#: (section, setting) pairs.
 AFTER_CANDIDATES = ("out", "bundle", "review")
+AFTER_CANDIDATES_SETTINGS = (("document", "document_adaptive_check"),)
 
 
 def embed_identity(embed) -> tuple[str, str] | None:
@@ -42,6 +44,8 @@ def run_key(ctx, config, reading_units: tuple | None = None) -> str | None:
         return None
     chunks = ctx.chunks
     settings = {k: v for k, v in config.to_dict().items() if k not in AFTER_CANDIDATES}
+    for section, name in AFTER_CANDIDATES_SETTINGS:
+        settings[section] = {k: v for k, v in settings[section].items() if k != name}
     entities = texts_digest(repr(c.entities) for c in chunks)
     return content_key(
         "run", list(identity), repr(sorted(settings.items(), key=lambda kv: kv[0])),

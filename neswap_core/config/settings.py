@@ -270,7 +270,9 @@ class DocumentSettings(_Section):
     """The document defence (SPEC §12, generate/document.py): one candidate per level, each a
     share of every document's words exchanged with a similar document of another company.
     ``document_levels = []`` builds none. With an attacker reading, the defender is cross-fitted
-    on its two halves; without one, types are ranked by the corpus's own log-odds."""
+    on its two halves; without one, types are ranked by the corpus's own log-odds.
+    ``document_adaptive_check``: the written release is also measured by the adaptive attacker
+    (``publish/adaptive_attack.py``), which never changes what is written."""
 
     name = "document"
     document_levels: list[float] = field(default_factory=lambda: list(DEFAULT_DOCUMENT_LEVELS))
@@ -280,6 +282,9 @@ class DocumentSettings(_Section):
     document_candidates: int = DEFAULT_DOCUMENT_CANDIDATES
     document_round_figures: bool = False
     document_defender: bool = True  # rank types with the reading's cross-fitted defender
+    # measure the written document-defence release against the adaptive attacker too
+    # (publish/adaptive_attack.py: key/adaptive.json and the report; about a minute cold on dev)
+    document_adaptive_check: bool = True
 
     def check(self) -> None:
         if any(not 0 < v <= 1 for v in self.document_levels):

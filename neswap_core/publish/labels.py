@@ -115,6 +115,7 @@ SETTING_LABELS: dict[str, str] = {
     "document_top_k": "partner drawn among the most similar",
     "document_candidates": "types scored per document",
     "document_round_figures": "figures rounded", "document_defender": "defender fitted on the reading",
+    "document_adaptive_check": "adaptive attacker measured",
     "max_chunk_accuracy": "goal: passages named at most",
     "max_document_accuracy": "goal: documents named at most", "goal_utility": "goal's utility",
     "panel_families": "attacker panel", "dp_epsilons": "word-level DP baseline: ε values",

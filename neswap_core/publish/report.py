@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..choose.candidates import describe_candidate
 from ..choose.result import ReleaseResult
+from .adaptive_attack import release_adaptive
 from .export import before_after_examples, html_report, package_versions
 from .protection import release_attack, release_audit, release_verdict
 from .report_parts import (
@@ -103,6 +104,7 @@ def report_json(result: ReleaseResult, verdict: bool = False) -> dict:
         "no_release_reason": result.no_release_reason(),
         "review": review_summary(result),
         **({"verdict": _verdict_json(result)} if verdict else {}),
+        **({"adaptive": adaptive} if verdict and (adaptive := release_adaptive(result)) else {}),
     }
 
 
@@ -146,6 +148,9 @@ def report_html(result: ReleaseResult, figures_html: Sequence[str] = ()) -> str:
     audit = release_audit(result)
     facts = _facts(result)
     facts.update(protection_facts(attack, audit))
+    adaptive = release_adaptive(result)
+    if adaptive is not None:
+        facts["an attacker who runs neswap too"] = adaptive["sentence"] + " (key/adaptive.json)"
     tables: dict[str, pd.DataFrame] = {}
     for name, entry in (attack.get("attackers") or {}).items():
         tables[f"Re-identification attack (the paper's Table 2): {name} attacker"] = attack_table(entry)

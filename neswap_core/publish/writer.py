@@ -11,7 +11,9 @@ folders hold the same files for the same release:
   ``candidates.csv`` (the one candidate table), ``frontier.csv``, ``pitman.csv``,
   ``config.toml``, ``report.json``, ``report.html`` (the app adds its chart),
   ``attack.json`` + ``attack.csv``, ``audit.json`` and ``timings.json`` (seconds per stage; the
-  one file whose contents differ between reruns).
+  one file whose contents differ between reruns);
+* ``adaptive.json`` for a document-defence release with an attacker reading: the adaptive
+  attacker on the written text (``adaptive_attack.release_adaptive``).
 
 When no release could be made only ``NO_RELEASE_KEY_FILES`` are written, and no ``released/``.
 """
@@ -24,6 +26,7 @@ from pathlib import Path
 
 from ..choose.result import ReleaseResult
 from ..paths import resolve_cache_dir
+from .adaptive_attack import release_adaptive
 from .bundle import KEY_DIR, RELEASED_DIR, Bundle, build_bundle
 from .folders import replace_folders
 from .protection import release_attack, release_audit
@@ -67,6 +70,9 @@ def key_files(result: ReleaseResult, figures_html: Sequence[str] = ()) -> dict[s
         return {name: KEY_FILES[name](result) for name in NO_RELEASE_KEY_FILES}
     files = {result.release.log_name: _csv(result.release.log)}
     files.update({name: make(result) for name, make in KEY_FILES.items()})
+    adaptive = release_adaptive(result)
+    if adaptive is not None:
+        files["adaptive.json"] = _json(adaptive)
     files["report.json"] = _json(report_json(result, verdict=True))  # after the measures
     files["report.html"] = report_html(result, figures_html).encode("utf-8")
     return files
