@@ -49,6 +49,21 @@ def test_a_full_memo_starts_over_and_stays_exact(monkeypatch):
         assert len(row_memo._MEMOS[vectorizer]) <= max(3, len(set(batch)))
 
 
+def test_the_memo_is_bounded_in_bytes_and_stays_exact(monkeypatch):
+    """A character model's rows are ~10 times a word model's: the bound is on bytes too."""
+    vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5)).fit(TRAIN)
+    one = vectorizer.transform(["Ohio stores."])
+    monkeypatch.setattr(row_memo, "MAX_BYTES", 2 * (one.data.nbytes + one.indices.nbytes))
+    held = []
+    for batch in ([t] for t in ASKED * 2):
+        same(row_memo.transform(vectorizer, batch), vectorizer.transform(batch))
+        held.append(row_memo._BYTES[vectorizer])
+    # never more than the bound plus one batch's rows (the bound is checked before adding)
+    biggest = max(r.data.nbytes + r.indices.nbytes for r in (vectorizer.transform([t]) for t in ASKED))
+    assert max(held) <= row_memo.MAX_BYTES + biggest
+    assert len(row_memo._MEMOS[vectorizer]) < len(set(ASKED))  # it started over
+
+
 def test_scores_from_remembered_rows_are_identical_and_the_pickle_carries_no_texts():
     from neswap_core.measure.attack import TextAttacker
 

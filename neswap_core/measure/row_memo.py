@@ -17,11 +17,15 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import sparse
 
-#: Distinct texts kept per vectorizer (about 1 kB each for chunk-sized texts); the memo starts
-#: over when full, so memory stays bounded on any corpus.
+#: Distinct texts kept per vectorizer, and the bytes their rows may hold: a row costs 1–1.5 kB
+#: for word 1–2-grams but about 11 kB for character 2–5-grams of a 560-byte passage (dev
+#: corpus), so a bound on texts alone let the character model's memo grow to about 1 GB per
+#: 100,000 passages (issue 21: the sweep's memory). The memo starts over when either is full.
 MAX_TEXTS = 100_000
+MAX_BYTES = 96_000_000
 
 _MEMOS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_BYTES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # vectorizer -> bytes held
 
 
 def transform(vectorizer, texts: Sequence[str]) -> sparse.csr_matrix:
@@ -29,8 +33,9 @@ def transform(vectorizer, texts: Sequence[str]) -> sparse.csr_matrix:
     texts = [str(t) for t in texts]
     memo: dict[str, tuple[np.ndarray, np.ndarray]] = _MEMOS.setdefault(vectorizer, {})
     new = list(dict.fromkeys(t for t in texts if t not in memo))
-    if len(memo) + len(new) > MAX_TEXTS:
+    if len(memo) + len(new) > MAX_TEXTS or _BYTES.get(vectorizer, 0) > MAX_BYTES:
         memo.clear()
+        _BYTES[vectorizer] = 0
         new = list(dict.fromkeys(texts))
     if new:
         fresh = sparse.csr_matrix(vectorizer.transform(new))
@@ -38,6 +43,7 @@ def transform(vectorizer, texts: Sequence[str]) -> sparse.csr_matrix:
         for i, text in enumerate(new):
             lo, hi = fresh.indptr[i], fresh.indptr[i + 1]
             memo[text] = (fresh.data[lo:hi].copy(), fresh.indices[lo:hi].copy())
+        _BYTES[vectorizer] = _BYTES.get(vectorizer, 0) + fresh.data.nbytes + fresh.indices.nbytes
         dtype, width = fresh.dtype, fresh.shape[1]
     else:
         dtype = memo[texts[0]][0].dtype if texts else np.float64
