@@ -30,7 +30,9 @@ from neswap_core.choose.chosen import find_plan_release
 from neswap_core.choose.review import decision_rows
 from neswap_core.choose.sources import PlanStage
 from neswap_core.config import IDENTIFYING_COLUMNS, RunConfig
+from neswap_core.publish.adaptive_attack import adaptive_applies, release_adaptive
 from neswap_core.publish.bundle import Bundle
+from neswap_core.publish.labels import ATTACKER_NAMES
 from neswap_core.publish.leaks import LeakGroup, LeakHit, group_hits
 
 from . import views_release as vr
@@ -276,6 +278,33 @@ def _verdict(key: str, _export: Export):
     from neswap_core.publish.protection import release_verdict
 
     return release_verdict(_export.result)
+
+
+def adaptive_applies_to(export: Export) -> bool:
+    """Whether the release can be measured by the adaptive attacker (a document-defence release
+    with an attacker reading: ``publish.adaptive_attack``)."""
+    return adaptive_applies(export.result)
+
+
+def adaptive_of(export: Export) -> dict | None:
+    """key/adaptive.json of the release (the one the download writes), once per release."""
+    return _adaptive(export.cache_key, export)
+
+
+@st.cache_resource(show_spinner="Training the adaptive attacker on the defended reading (about a "
+                   "minute the first time, then kept)…", max_entries=8)
+def _adaptive(key: str, _export: Export) -> dict | None:
+    return release_adaptive(_export.result)
+
+
+def adaptive_frame(figures: dict) -> pd.DataFrame:
+    """One row per family of the adaptive attacker, in plain words, the worst marked."""
+    worst = {figures["worst"][level]["attacker"] for level in ("chunk", "document")}
+    rows = [{"attacker": ATTACKER_NAMES.get(name, name) + (" (worst)" if name in worst else ""),
+             "passages named": f"{100 * f['chunk_accuracy']:.0f} %",
+             "documents named": f"{f['documents_named']} of {f['n_documents']}"}
+            for name, f in sorted(figures["families"].items())]  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 def release_bundle_of(export: Export) -> Bundle:

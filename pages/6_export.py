@@ -54,6 +54,25 @@ if app.goal_missed:
     st.warning(f"**Goal not met:** {md_text(cv.plain(app.choice.goal_sentence))}", icon=":material/flag:")
 st.caption("Change the release on **5 · Risk–utility frontier** or **4 · Swaps** (plans too) and "
            "review its changes on **4 · Swaps**.")
+if ve.adaptive_applies_to(export):
+    with st.expander("Against an attacker who runs neswap too"):
+        st.markdown(
+            "The verdict above is judged against the attacker panel, which reads the other texts "
+            "of these companies as they are. An attacker who knows neswap can run this same "
+            "document defence on that reading and train on the result: the words exchanged "
+            "between documents then stop pointing elsewhere. This measures the release against "
+            "that attacker (word, character and whole-document retrieval models). It changes "
+            "nothing in the release; the download's key/ holds the same figures (adaptive.json).")
+        measured = st.session_state.get("ex_adaptive_for") == export.cache_key
+        if st.button("Measure against the adaptive attacker", key="ex_adaptive_run",
+                     help="About a minute the first time on a corpus of a few dozen calls; then "
+                     "kept.") or measured:
+            with user_errors(stop=False):
+                figures = ve.adaptive_of(export)
+                if figures is not None:
+                    st.session_state["ex_adaptive_for"] = export.cache_key
+                    st.warning(figures["sentence"], icon=":material/report:")
+                    st.dataframe(ve.adaptive_frame(figures), hide_index=True, width="stretch")
 
 # --- the released bundle (SPEC §11) ----------------------------------------------------------------
 st.subheader("What you download")

@@ -76,16 +76,27 @@ def adaptive_figures(units: tuple, params: DefenceParams, chunks, changed: dict[
             "families": families, "worst": worst}
 
 
-def release_adaptive(result: ReleaseResult) -> dict | None:
-    """adaptive.json of the written release, or None when it does not apply (not a document
-    defence, no attacker reading, or ``document_adaptive_check`` off)."""
-    documents = result.candidates.documents
-    release_id = result.choice.release_id
+def _reading_units(result: ReleaseResult) -> tuple | None:
     reading = result.scorers.get("reading")
-    units = getattr(getattr(reading, "attacker", None), "units_", None)
-    if (result.release is None or documents is None or release_id not in documents.params
-            or units is None or not result.config.document.document_adaptive_check):
+    return getattr(getattr(reading, "attacker", None), "units_", None)
+
+
+def adaptive_applies(result: ReleaseResult) -> bool:
+    """Whether the written release gets adaptive.json: a document-defence release, an attacker
+    reading and ``document_adaptive_check`` on."""
+    documents = result.candidates.documents
+    return (result.release is not None and documents is not None
+            and result.choice.release_id in documents.params and _reading_units(result) is not None
+            and result.config.document.document_adaptive_check)  # fmt: skip
+
+
+def release_adaptive(result: ReleaseResult) -> dict | None:
+    """adaptive.json of the written release, or None when it does not apply
+    (``adaptive_applies``)."""
+    if not adaptive_applies(result):
         return None
+    documents, release_id, units = result.candidates.documents, result.choice.release_id, _reading_units(result)
+    assert documents is not None and release_id is not None and units is not None  # adaptive_applies
     changed = result.changed()
     params, seed = documents.params[release_id], result.config.sweep.seed
     cache = resolve_cache_dir(result.config.prepare.cache_dir)
