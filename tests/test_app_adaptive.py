@@ -20,10 +20,9 @@ def workspace(tmp_path, monkeypatch):
 def test_export_measures_the_adaptive_attacker_on_a_click(workspace):
     from appkit import choice_view as cv
     from appkit import views_export as ve
+    from appkit.state import save_settings
     from neswap_core.publish.adaptive_attack import release_adaptive
     from tests.test_app_release import stage_for
-
-    from appkit.state import save_settings
 
     upload_sample_with_reading(workspace)
     save_settings(workspace, chosen_release="document 10 %")  # pinned, as on the Frontier page
