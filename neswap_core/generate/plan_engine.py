@@ -199,18 +199,29 @@ def _coverage(state: _State, swappable: np.ndarray) -> float:
     return float(np.isin(swappable, list(state.changed)).mean())
 
 
+def _members(labels: np.ndarray) -> dict:
+    """Cluster label -> its chunks' positions in increasing order, in one sort (a scan of
+    every chunk per leftover value was leftovers × chunks)."""
+    labels = np.asarray(labels)
+    order = np.argsort(labels, kind="stable")
+    values, starts = np.unique(labels[order], return_index=True)
+    return {v: order[a:b] for v, a, b in zip(values.tolist(), starts, [*starts[1:], len(order)],
+                                               strict=True)}  # fmt: skip
+
+
 def _one_vs_many(ctx, state: _State, step_no: int, s: OneVsMany, rng, rejected) -> int:
     """Each leftover value goes to a further valid partner (same cluster, other company)."""
     x = np.asarray(ctx.embeddings, dtype=np.float32)
     labels = ctx.labels
     taken: set[int] = set()
     moved = 0
+    members = _members(labels) if state.leftovers else {}
     for left in state.leftovers:
         a = state.chunks[left.position]
         if left.value not in a.values(left.category):
             continue  # already moved by an earlier exchange of this step
         own = set(a.values(left.category))
-        same = np.flatnonzero(labels == labels[left.position])
+        same = members[labels[left.position]]
         if s.similarity_floor > -1.0:
             same = same[x[same] @ x[left.position] >= s.similarity_floor]
         options = []

@@ -165,10 +165,9 @@ class ReleaseScorer:
         self.labels = np.asarray([str(v) for v in labels], dtype=object)
         self.y_ = np.array([where.get(v, -1) for v in self.labels], dtype=np.int64)
         self.doc_ids = np.asarray([str(d) for d in doc_ids], dtype=object)
-        self.documents_, self.doc_index_ = np.unique(self.doc_ids, return_inverse=True)
-        first = np.array(
-            [np.flatnonzero(self.doc_index_ == d)[0] for d in range(len(self.documents_))]
-        )
+        # each document's first chunk, in one pass (a scan per document was documents × chunks)
+        self.documents_, first, self.doc_index_ = np.unique(self.doc_ids, return_index=True,
+                                                            return_inverse=True)  # fmt: skip
         self.doc_labels_ = self.labels[first]
         self.doc_y_ = self.y_[first]
         self.doc_log_proba_ = np.zeros((len(self.documents_), len(self.classes_)))

@@ -320,9 +320,9 @@ class PanelScorer:
         self.texts = [str(t) for t in texts]
         self.labels = np.asarray([str(v) for v in labels], dtype=object)
         self.doc_ids = np.asarray([str(d) for d in doc_ids], dtype=object)
-        self.documents_, self.doc_index_ = np.unique(self.doc_ids, return_inverse=True)
+        self.documents_, first, self.doc_index_ = np.unique(self.doc_ids, return_index=True,
+                                                            return_inverse=True)  # fmt: skip
         self.vectors = None if vectors is None else np.asarray(vectors, np.float32)
-        first = np.array([np.flatnonzero(self.doc_index_ == d)[0] for d in range(len(self.documents_))])
         self.doc_labels_ = self.labels[first]
         self.pre_: dict[str, dict] = {}
         for name, fam in panel.families_.items():
