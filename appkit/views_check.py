@@ -87,7 +87,8 @@ def audit_sentence(pair: AuditPair) -> str:
             f"the estimator gives up to {fmt_number(floor, 5)} for documents that do not differ at "
             "all (permutation floor). Lower ε means a document blends in better; only the part "
             "above the floor is evidence that it stands out. How to read "
-            f"ε = {fmt_number(a.epsilon_, 3)}: {epsilon_reading(a.epsilon_, floor)}.")
+            f"ε = {fmt_number(a.epsilon_, 3)}: {epsilon_reading(a.epsilon_, floor)}."
+            + (f" A large corpus: {a.sample_['statement']}." if getattr(a, "sample_", None) else ""))
 
 
 COMPARISON_COLUMNS = {

@@ -35,3 +35,15 @@ def test_the_report_reads_the_corpus_epsilon():
              "documents": [{"epsilon_floor": 35.0}, {"epsilon_floor": 41.5}]}
     text = protection_facts(None, audit)["divergence audit"]
     assert "how to read ε = 157: no meaningful formal guarantee" in text
+
+
+def test_the_report_says_when_a_large_corpus_was_audited_on_a_sample():
+    from neswap_core.measure.audit import sample_statement
+
+    audit = {"corpus_epsilon_before": 170.2, "corpus_epsilon_after": 157.0,
+             "documents": [{"epsilon_floor": 35.0}],
+             "after": {"sample": sample_statement(100, 6_300, 4_000, 100_000)}}
+    text = protection_facts(None, audit)["divergence audit"]
+    assert "100 of 6,300 documents, each against 4,000 of 100,000 passages" in text
+    assert "with 95 % confidence at most 3.0 % of all documents exceed" in text
+    assert "sample" not in protection_facts(None, {**audit, "after": {}})["divergence audit"]

@@ -73,6 +73,9 @@ def protection_facts(attack: Mapping | None, audit: Mapping | None) -> dict[str,
                 "document's divergence from the rest; read against the permutation floor, "
                 f"per document in key/audit.json); how to read ε = {after:.3g}: "
                 f"{epsilon_reading(after, _largest_floor(audit))}")
+            sample = (audit.get("after") or {}).get("sample")
+            if sample:
+                facts["divergence audit"] += f". The corpus was {sample['statement']}"
     return facts
 
 
