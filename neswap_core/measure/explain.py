@@ -73,6 +73,13 @@ def naming_terms(scorer: ReleaseScorer, changed: Mapping[int, str], doc_id: str,
     return _top_words(scorer, texts, rows, str(scorer.doc_labels_[d]), n_words)
 
 
+def document_rows(doc_index: np.ndarray, n_documents: int) -> list[np.ndarray]:
+    """Each document's passages in increasing order, in one sort (a scan of every passage per
+    document was documents × passages: issue 21)."""
+    order = np.argsort(doc_index, kind="stable")
+    return np.split(order, np.searchsorted(doc_index[order], np.arange(1, n_documents)))
+
+
 def document_views(
     scorer: ReleaseScorer,
     changed: Mapping[int, str] | None = None,
@@ -88,8 +95,9 @@ def document_views(
     docs = scorer.score(changed).documents
     changed_pos = set(scorer._changed(changed)[0].tolist())
     views = []
+    members = document_rows(scorer.doc_index_, len(scorer.documents_))
     for d, doc_id in enumerate(scorer.documents_):
-        rows = np.flatnonzero(scorer.doc_index_ == d)
+        rows = members[d]
         y = scorer.doc_y_[d]
         true_lp = log_p[rows, y] if y >= 0 else np.full(len(rows), -np.inf)
         order = np.argsort(-true_lp, kind="stable")[:n_chunks]
