@@ -9,7 +9,8 @@ sentences: the attackers are at chance, which does not change what they cost). T
 default release runs through the one release path: ``prepare_release`` → ``reading_attacker``
 → ``run_release`` (the default goal switches the plan grid on; the document defence at its six
 levels; the panel's word, char_wb and retrieval families plus the in-corpus attacker; the
-candidate table) → ``write_release`` (bundle, leak scan, attack report, divergence audit, TAB
+candidate table, measured on a sample of whole documents past 300 documents or 6,000 passages,
+``measure/candidate_sample.py``) → ``write_release`` (bundle, leak scan, attack report, divergence audit, TAB
 spans). Prints each stage's wall and CPU seconds, the peak resident memory of each step, the
 load, and the slope of log time on log n between sizes (1 = linear), against the targets of
 issue 21 at 100k chunks (sweep with the panel <= 10 min, <= 8 GB).
@@ -111,6 +112,8 @@ def one_size(n: int, workdir: Path) -> dict:
         "companies": spec.n_companies, "reading_units": attacker.n_units_,
         "candidates": len(table), "chosen": result.choice.release_id, "write": outcome,
         "stages": rows, "load": os.getloadavg(),
+        "measured_on": (sample.to_dict() if (sample := result.candidates.ctx.sample) is not None
+                        else "every document"),
         "worst_chunk_accuracy": float(np.nanmax(table["chunk_accuracy"])) if "chunk_accuracy" in table else None,
     }  # fmt: skip
 
@@ -148,6 +151,11 @@ def main() -> int:
             print(f"\n{info['chunks']:,} chunks, {info['documents']:,} documents, "
                   f"{info['companies']} companies, {info['reading_units']:,} reading units: "
                   f"{info['candidates']} candidates, released {info['chosen']} ({info['write']})")
+            measured = info.get("measured_on")
+            print("candidates measured on " + (measured if isinstance(measured, str) else
+                  f"{measured['documents']:,} of {measured['total_documents']:,} documents "
+                  f"({measured['passages']:,} passages; document shares ±"
+                  f"{measured['document_margin']:.3f} at 95 %)"))
             print(f"{'stage':<16}{'wall s':>9}{'cpu s':>9}{'peak GB':>9}")
             for stage, row in info["stages"].items():
                 print(f"{stage:<16}{row['s']:>9.2f}{row['cpu_s']:>9.2f}{row['peak_gb']:>9.2f}")

@@ -136,6 +136,8 @@ def run_release(
     timings["candidates"] = time.perf_counter() - start
     say(1.0, "done")
     notes = [note] if note else []
+    if ctx.sample is not None:
+        notes.append(ctx.sample.statement())
     if candidates.documents is not None and units is None:
         notes.append(NO_READING_NOTE)
     return finish_release(config, prepared.raw, prepared.clean.corpus, candidates, scorers,

@@ -203,6 +203,8 @@ if app.goal_missed:  # refused out loud, as the command line does
     st.warning(f"**Goal not met:** {md_text(cv.plain(app.choice.goal_sentence))}", icon=":material/flag:")
 if app.note:
     st.caption(md_text(cv.plain(app.note)))
+if sweep.ctx.sample is not None:  # a large corpus: the candidates were measured on a sample
+    st.caption(md_text(sweep.ctx.sample.statement()))
 if app.choice.why == PINNED:
     if chosen_id in table.index:
         st.info(f"**In use on the Swaps and Export pages:** {vf.choice_sentence(table, chosen_id)} "

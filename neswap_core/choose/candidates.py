@@ -120,6 +120,8 @@ def candidate_table(sources: Mapping[str, Source], ctx, scorers=None, sweep=None
     each draw scored once, step by step); any other candidate is one text, scored on its own
     (``measured_row``; its mean over draws is that value, s.d. 0)."""
     words = total_words(ctx)
+    if scorers and getattr(ctx, "measured", None) is not None:  # a large corpus: its sample
+        scorers = {name: scorer.scoped(ctx.measured) for name, scorer in scorers.items()}
     over = draws_columns(sweep, scorers) if scorers and sweep is not None else pd.DataFrame()
     tone = ToneScorer([c.text for c in ctx.chunks], [c.doc_id for c in ctx.chunks])
     rows = []

@@ -24,6 +24,7 @@ from ..config import DEFAULT_COMBINATION_SIZE, DEFAULT_DRAWS, DEFAULT_MAX_SWAPS
 from ..corpus import Chunk
 from ..errors import ConfigError, NoValidPairsError
 from ..measure import risk as risk_mod
+from ..measure.candidate_sample import MeasurementSample, measurement_sample
 from ..measure.utility import (
     FittedMixture,
     UtilityBaseline,
@@ -49,6 +50,8 @@ class ReleaseContext:
     z: pd.DataFrame = field(init=False)
     baseline: UtilityBaseline = field(init=False)
     position: dict[str, int] = field(init=False)
+    #: the documents every candidate is measured on (None: all; ``measure.candidate_sample``)
+    sample: MeasurementSample | None = field(init=False)
 
     def __post_init__(self) -> None:
         if len(self.chunks) != len(self.embeddings):
@@ -56,6 +59,7 @@ class ReleaseContext:
         self.z = contingency_table(self.chunks)
         self.baseline = utility_baseline(self.mixture, self.embeddings)
         self.position = {ch.chunk_id: i for i, ch in enumerate(self.chunks)}
+        self.sample = measurement_sample([ch.doc_id for ch in self.chunks])
 
     @property
     def labels(self) -> np.ndarray:
@@ -64,6 +68,11 @@ class ReleaseContext:
     @property
     def n_chunks(self) -> int:
         return len(self.chunks)
+
+    @property
+    def measured(self) -> np.ndarray | None:
+        """Positions the candidates are measured on (None: every chunk)."""
+        return None if self.sample is None else self.sample.positions
 
 
 @dataclass

@@ -28,6 +28,7 @@ words that weighed most.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -176,13 +177,33 @@ class ReleaseScorer:
         self.n_companies = len(set(self.labels))
         self.unknown_labels = sorted(set(self.labels) - set(self.classes_))
 
+    #: Passages and documents measured (None: all), set by ``scoped``.
+    scope_: np.ndarray | None = None
+    doc_scope_: np.ndarray | None = None
+
+    def scoped(self, positions: np.ndarray | None) -> ReleaseScorer:
+        """This scorer measuring only the passages at ``positions`` — whole documents, a
+        large corpus's measurement sample (``measure.candidate_sample``): every share is over
+        them and a change elsewhere is neither scored nor counted. None: ``self``."""
+        if positions is None:
+            return self
+        out = copy.copy(self)
+        out.scope_ = np.zeros(len(self.texts), dtype=bool)
+        out.scope_[np.asarray(positions, dtype=np.int64)] = True
+        out.doc_scope_ = np.zeros(len(self.documents_), dtype=bool)
+        out.doc_scope_[self.doc_index_[out.scope_]] = True
+        return out
+
     # --- scoring ------------------------------------------------------------------------------
     def _changed(self, changed: Mapping[int, str]) -> tuple[np.ndarray, list[str]]:
         pos, texts = [], []
+        scope = self.scope_
         for p, t in changed.items():
             p = int(p)
             if not 0 <= p < len(self.texts):
                 raise ConfigError(f"Chunk position {p} is outside 0..{len(self.texts) - 1}.")
+            if scope is not None and not scope[p]:
+                continue
             if str(t) != self.texts[p]:
                 pos.append(p)
                 texts.append(str(t))
@@ -266,10 +287,14 @@ class ReleaseScorer:
             return float(np.mean(mask)) if len(mask) else float("nan")
 
         docs = _document_frame(self, doc_lp, guess, named, positions)
+        documents = self.documents_
+        if self.scope_ is not None:  # a measurement sample: its passages and documents only
+            rank, named, documents = rank[self.scope_], named[self.doc_scope_], documents[self.doc_scope_]
+            docs = docs[self.doc_scope_].reset_index(drop=True)
         return AttackMeasures(
             attacker=self.name,
             n_chunks=len(rank),
-            n_documents=len(self.documents_),
+            n_documents=len(documents),
             n_companies=self.n_companies,
             chunk_top1=share(rank == 0),
             chunk_top5=share(rank < TOP_K),
@@ -280,7 +305,7 @@ class ReleaseScorer:
             changed_post_top5=share(post_rank < TOP_K),
             document_accuracy=share(named),
             documents_named=int(named.sum()),
-            named_documents=tuple(self.documents_[named]),
+            named_documents=tuple(documents[named]),
             table=table,
             mcnemar_p=mcnemar_exact(table),
             chance=1.0 / max(self.n_companies, 1),

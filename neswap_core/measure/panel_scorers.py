@@ -108,10 +108,13 @@ def _tie_named(scorer: ReleaseScorer, measures: AttackMeasures, doc_scores: np.n
     named = np.zeros(len(y), dtype=bool)
     rows = np.flatnonzero(ok)
     named[rows] = doc_scores[rows, y[rows]] >= doc_scores[rows].max(axis=1)
+    documents = scorer.documents_
+    if scorer.doc_scope_ is not None:  # a measurement sample (ReleaseScorer.scoped)
+        named, documents = named[scorer.doc_scope_], documents[scorer.doc_scope_]
     measures.documents = measures.documents.assign(named=named)
     measures.document_accuracy = float(named.mean()) if len(named) else float("nan")
     measures.documents_named = int(named.sum())
-    measures.named_documents = tuple(scorer.documents_[named])
+    measures.named_documents = tuple(documents[named])
     return measures
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..corpus import Chunk
 from ..text.token_diff import matching_blocks
-from .utility import data_utility, utility_deltas
+from .utility import UtilityBaseline, data_utility, utility_deltas
 
 _WORD = re.compile(r"\w+")
 
@@ -46,7 +46,11 @@ class ReleaseMeasures:
 
 
 def release_measures(ctx, changed: Mapping[int, Chunk], total_words: int | None = None) -> ReleaseMeasures:
-    """Measures of the release ``ctx.chunks`` with ``changed`` = {position: released chunk}."""
+    """Measures of the release ``ctx.chunks`` with ``changed`` = {position: released chunk}.
+
+    When ``ctx.measured`` names a sample of whole documents (a large corpus,
+    ``measure.candidate_sample``), DU, mean cosine and clusters are estimated on its passages
+    (only those are embedded); words and passages changed are always counted whole."""
     base = ctx.chunks
     positions = sorted(p for p, c in changed.items() if c.text != base[p].text)
     n = len(base)
@@ -54,13 +58,23 @@ def release_measures(ctx, changed: Mapping[int, Chunk], total_words: int | None 
         total_words = sum(len(_WORD.findall(c.text)) for c in base)
     if not positions:
         return ReleaseMeasures(1.0, 1.0, 1.0, 1.0, 0.0, 0)
-    new_x = np.asarray(ctx.embed([changed[p].text for p in positions]), dtype=np.float64)
-    old_x = np.asarray(ctx.embeddings, dtype=np.float64)[positions]
-    du = data_utility(ctx.baseline, float(utility_deltas(ctx.mixture, ctx.baseline, positions, new_x).sum()))
+    measured = getattr(ctx, "measured", None)
+    embedded = positions if measured is None else np.intersect1d(positions, measured).tolist()
+    new_x = np.asarray(ctx.embed([changed[p].text for p in embedded]), dtype=np.float64)
+    new_x = new_x.reshape(len(embedded), -1) if len(embedded) else np.zeros((0, ctx.embeddings.shape[1]))
+    old_x = np.asarray(ctx.embeddings, dtype=np.float64)[embedded]
+    delta = float(utility_deltas(ctx.mixture, ctx.baseline, embedded, new_x).sum())
+    if measured is None:
+        du, n_measured = data_utility(ctx.baseline, delta), n
+    else:  # the ratio estimator of 1 + Δ / |L0| on the sample (module docstring)
+        du = data_utility(UtilityBaseline(ctx.baseline.labels[measured],
+                                          ctx.baseline.log_density[measured]), delta)
+        n_measured = len(measured)
     cos = np.sum(old_x * new_x, axis=1) / np.maximum(
         np.linalg.norm(old_x, axis=1) * np.linalg.norm(new_x, axis=1), 1e-12
     )
-    moved_cluster = np.asarray(ctx.mixture.predict(new_x.astype(np.float32))) != ctx.labels[positions]
+    moved = (np.asarray(ctx.mixture.predict(new_x.astype(np.float32))) != ctx.labels[embedded]
+             if len(embedded) else np.zeros(0, dtype=bool))  # fmt: skip
     lost = 0
     for p in positions:
         kept, words = word_counts(base[p].text, changed[p].text)
@@ -68,8 +82,8 @@ def release_measures(ctx, changed: Mapping[int, Chunk], total_words: int | None 
     return ReleaseMeasures(
         du=float(du),
         words_unchanged=1.0 - lost / max(total_words, 1),
-        mean_cosine=float((n - len(positions) + cos.sum()) / n),
-        clusters_unchanged=1.0 - float(moved_cluster.sum()) / n,
+        mean_cosine=float((n_measured - len(embedded) + cos.sum()) / n_measured),
+        clusters_unchanged=1.0 - float(moved.sum()) / n_measured,
         chunks_changed=len(positions) / n,
         n_changed=len(positions),
     )

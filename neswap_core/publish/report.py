@@ -94,6 +94,7 @@ def report_json(result: ReleaseResult, verdict: bool = False) -> dict:
         "valid_pairs": sweep.valid_pair_counts(),
         "runs": sweep.messages(),
         "candidates": len(table),
+        **({"measurement_sample": ctx.sample.to_dict()} if ctx.sample is not None else {}),
         "plan_candidates": int((table["sampler"] == "plan").sum()) if len(table) else 0,
         "written": written(result),
         "goal": goal_report(result),
