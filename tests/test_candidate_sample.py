@@ -241,3 +241,26 @@ def _prepared_context(prepared, config):
 
     dim = prepared.embeddings.shape[1]
     return release_context(prepared.chunks, prepared.embeddings, lambda t: _hashed(t, dim), config)
+
+
+@pytest.mark.slow
+def test_the_frontier_page_says_the_candidates_were_measured_on_a_sample(tmp_path, monkeypatch):
+    """The app reads the same context: with the bound at 4 of the sample's 10 documents, the
+    Frontier page states the sample and its margin (settings no other test uses, so the
+    process-wide pipeline caches hold no whole-corpus context for them)."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app_workspace import small_workspace
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.setattr(cs, "MAX_MEASURED_DOCUMENTS", 4)
+    small_workspace(tmp_path, monkeypatch, n_components=4, max_swaps=9)
+    at = AppTest.from_file(str(root / "app.py"), default_timeout=900)
+    at.switch_page("pages/5_frontier.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    captions = " ".join(c.value for c in at.caption).replace("\\", "")  # markdown escapes
+    assert "measured on a random sample of whole documents: 4 of 10 documents" in captions
+    assert "±" in captions and "95 % confidence" in captions
