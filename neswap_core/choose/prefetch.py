@@ -100,6 +100,8 @@ def _record_file(embedder, ctx: ReleaseContext, config, reading_units: tuple | N
                        [(e.start, e.end, e.category) for e in chunk.entities])).encode())  # fmt: skip
     h.update(np.ascontiguousarray(ctx.embeddings).tobytes())
     h.update(repr(reading_units).encode("utf-8", "surrogatepass"))
+    sample = getattr(ctx, "sample", None)  # a large corpus's measurement sample: other texts
+    h.update(b"whole" if sample is None else np.asarray(sample.positions, np.int64).tobytes())
     return Path(folder) / "prefetch" / f"texts_{h.hexdigest()[:24]}.json"
 
 
