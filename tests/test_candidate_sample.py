@@ -264,3 +264,36 @@ def test_the_frontier_page_says_the_candidates_were_measured_on_a_sample(tmp_pat
     captions = " ".join(c.value for c in at.caption).replace("\\", "")  # markdown escapes
     assert "measured on a random sample of whole documents: 4 of 10 documents" in captions
     assert "±" in captions and "95 % confidence" in captions
+
+
+@pytest.mark.slow
+def test_the_release_path_states_its_sample_in_the_notes_and_report(monkeypatch):
+    """``run_release`` on a corpus past the bound (lowered to 4 of the bundled sample's 10
+    documents): the notes (printed by the command line, listed in the report) and
+    report.json's ``measurement_sample`` say what was measured; the written release's attack
+    report (and so its verdict) still reads every document."""
+    from pathlib import Path
+
+    from neswap_core.config import RunConfig
+    from neswap_core.prepare.pipeline import prepare_path
+    from neswap_core.publish.protection import release_attack
+    from neswap_core.publish.report import report_json
+    from neswap_core.run_release import run_release
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    monkeypatch.setattr(cs, "MAX_MEASURED_DOCUMENTS", 4)
+    config = RunConfig.of(corpus="data/sample", n_components=5, n_init=1, max_swaps=10,
+                          document_levels=[0.3])  # fmt: skip
+    prepared = prepare_path("data/sample", config)
+    dim = prepared.embeddings.shape[1]
+    result = run_release(prepared, config, lambda t: _hashed(t, dim), processes=1)
+    statement = next(n for n in result.notes if "random sample of whole documents" in n)
+    assert "4 of 10 documents" in statement
+    sample = report_json(result)["measurement_sample"]
+    assert sample["documents"] == 4 and sample["total_documents"] == 10
+    assert 0 < sample["document_margin"] < 0.5
+    assert result.release is not None
+    summary, table = release_attack(result)
+    assert summary["attackers"]
+    assert all(a["release"]["n_documents"] == 10 for a in summary["attackers"].values())
+    assert table.groupby("attacker")["doc_id"].nunique().eq(10).all()
