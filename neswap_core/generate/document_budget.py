@@ -19,8 +19,11 @@ priority (issue 23 item 8: they name the company to any reader). Every document 
 within noise of a cheapest-first corpus budget on a company split, and never flips a document
 only by the defender's own uncalibrated estimate).
 
-These margins are the expensive part (~1–3 min for 35 calls): ``document_plans`` caches them on
-disk, keyed by a hash of every input (the chunk texts, the fills, the rivals, the defender).
+These margins were the expensive part (221 s for the dev corpus's 35 calls, 200 s of it
+re-vectorising whole passages): every changed passage is now scored from its changed words only
+(``measure.count_delta``, the same counts to the last bit), and ``document_plans`` caches the
+plans on disk, keyed by a hash of every input (the chunk texts, the fills, the rivals, the
+defender).
 """
 
 from __future__ import annotations
@@ -86,17 +89,6 @@ def _hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
 
-def _replaced(text: str, spans: list[tuple[int, int, str]]) -> str:
-    out, pos = [], 0
-    for s, e, after in sorted(spans):
-        if s < pos:
-            continue
-        out += [text[pos:s], after]
-        pos = e
-    out.append(text[pos:])
-    return "".join(out)
-
-
 @dataclass
 class DocPlan:
     """One document's candidate types in priority order, each member's margin fraction and cost."""
@@ -106,8 +98,10 @@ class DocPlan:
     costs: np.ndarray  # words changed per type
 
 
-def _member_fall(fam, d: DocTerms, chunks, rows, texts, rival: str | None) -> float | np.ndarray:
-    """Fall of d's margin (own company vs rival) under each candidate, as a fraction of it."""
+def _member_fall(fam, d: DocTerms, chunks, rows, edits, rival: str | None) -> float | np.ndarray:
+    """Fall of d's margin (own company vs rival) under each candidate, as a fraction of it.
+    ``rows[k] = (type, position)`` and ``edits[k] = (index in d.positions, spans)``: the passage
+    the type changes, scored from its changed words only (``measure.count_delta``)."""
     classes = list(fam.classes_)
     n = max((t for t, _ in rows), default=-1) + 1
     if d.company not in classes:
@@ -120,10 +114,9 @@ def _member_fall(fam, d: DocTerms, chunks, rows, texts, rival: str | None) -> fl
         s0 = fam.doc_scores(total)[0]
         r = classes.index(rival) if rival in classes else int(np.argmax(np.where(np.arange(len(classes)) == y, -np.inf, s0)))
         margin = s0[y] - s0[r]
-        if not texts:
+        if not edits:
             return np.zeros(n)
-        row_of = {p: i for i, p in enumerate(d.positions)}
-        delta = fam.counts(texts) - base_counts[[row_of[p] for _, p in rows]]
+        delta = fam.edited_counts(base, edits) - base_counts[[i for i, _ in edits]]
         agg = sparse.csr_matrix((np.ones(len(rows)), ([t for t, _ in rows], np.arange(len(rows)))),
                                 shape=(n, len(rows))) @ delta  # fmt: skip
         s1 = fam.doc_scores(sparse.vstack([total] * n) + agg)
@@ -134,7 +127,7 @@ def _member_fall(fam, d: DocTerms, chunks, rows, texts, rival: str | None) -> fl
         r = classes.index(rival) if rival in classes else int(np.argmax(np.where(np.arange(len(classes)) == y, -np.inf, tot)))
         margin = tot[y] - tot[r]
         m0 = {p: s0[i, y] - s0[i, r] for i, p in enumerate(d.positions)}
-        s1 = fam.chunk_scores(texts) if texts else np.zeros((0, len(classes)))
+        s1 = fam.edited_scores(base, edits) if edits else np.zeros((0, len(classes)))
         fall = np.zeros(n)
         np.add.at(fall, [t for t, _ in rows], [m0[p] - (s1[k, y] - s1[k, r]) for k, (_, p) in enumerate(rows)])
     return fall / margin if margin > 0 else np.zeros(n)
@@ -159,17 +152,18 @@ def document_plans(chunks: Sequence[Chunk], docs: dict[str, DocTerms], defender:
     plans = {}
     for doc_id, d in docs.items():
         cands = [t for t in ranked_candidates(d, min_z, "z")[:n_candidates] if t in fills.get(doc_id, {})]
-        rows, texts = [], []
+        row_of = {p: i for i, p in enumerate(d.positions)}
+        rows, edits = [], []
         for ti, t in enumerate(cands):
             by_chunk = defaultdict(list)
             for p, o in d.occ[t]:
                 by_chunk[p].append((o.start, o.end, occurrence_text(chunks[p].text, o, *fills[doc_id][t])))
             for p, spans in by_chunk.items():
                 rows.append((ti, p))
-                texts.append(_replaced(chunks[p].text, spans))
+                edits.append((row_of[p], spans))
         fr = np.zeros((len(cands), len(defender.members_)))
         for mi, (_, _, fam) in enumerate(defender.members_):
-            fr[:, mi] = _member_fall(fam, d, chunks, rows, texts, rival.get(doc_id))
+            fr[:, mi] = _member_fall(fam, d, chunks, rows, edits, rival.get(doc_id))
         plans[doc_id] = _ordered(cands, fr, np.array([d.cost(t) for t in cands], dtype=float))
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -43,7 +43,7 @@ from scipy import sparse
 
 from ..config.defaults import PANEL_CORE_FAMILIES as CORE_FAMILIES
 from ..config.defaults import PANEL_EXTRA_FAMILIES as EXTRA_FAMILIES
-from . import row_memo
+from . import count_delta, row_memo
 from .attack_scores import _ranks  # rank of the true class; ties count as named
 
 __all__ = ["CORE_FAMILIES", "EXTRA_FAMILIES", "AttackerPanel", "PanelScorer", "PanelScore", "make_family"]
@@ -75,6 +75,11 @@ class Family:
 
     def chunk_scores(self, texts, vectors=None) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
+
+    def edited_scores(self, texts, edits) -> np.ndarray:
+        """``chunk_scores`` of ``texts[i]`` with ``spans`` replaced, for each ``(i, spans)`` of
+        ``edits`` (``measure.count_delta``); text families count only the changed words."""
+        return self.chunk_scores([count_delta.replaced_text(texts[i], spans) for i, spans in edits])
 
     def counts(self, texts):  # pragma: no cover - whole-document families only
         """Additive per-chunk rows (sparse counts) of ``texts``."""
@@ -125,7 +130,15 @@ class LinearTextFamily(Family):
         return self
 
     def chunk_scores(self, texts, vectors=None) -> np.ndarray:
-        x = row_memo.transform(self.vectorizer_, texts)
+        return self._scores(row_memo.transform(self.vectorizer_, texts))
+
+    def edited_scores(self, texts, edits) -> np.ndarray:
+        counts = count_delta.edited_counts(self.vectorizer_, texts, None, edits)
+        if self.model != "nb":  # what TfidfVectorizer.transform does after counting
+            counts = sparse.csr_matrix(self.vectorizer_._tfidf.transform(counts, copy=False))
+        return self._scores(counts)
+
+    def _scores(self, x) -> np.ndarray:
         if self.model == "nb":
             return self.clf_.predict_joint_log_proba(x) if hasattr(self.clf_, "predict_joint_log_proba") \
                 else self.clf_.predict_log_proba(x)
@@ -187,6 +200,10 @@ class RetrievalFamily(Family):
 
     def counts(self, texts):
         return row_memo.transform(self.counter_, texts).astype(np.float64)
+
+    def edited_counts(self, texts, edits):
+        """``counts`` of the texts of ``edits`` (see ``Family.edited_scores``), changed words only."""
+        return count_delta.edited_counts(self.counter_, texts, None, edits).astype(np.float64)
 
     def doc_scores(self, counts) -> np.ndarray:
         return np.asarray((self._weigh(counts) @ self.profiles_.T).todense())

@@ -1,0 +1,134 @@
+"""Counts after replacing spans, from the changed words only (measure/count_delta.py), are the
+counts of the replaced text, bit for bit: on the bundled sample's real passages, for every
+vectorizer the attacker families use, with spans that start mid-word, end a passage, meet, hold
+whitespace or vanish; and the document defence's plans are the plans of re-scoring whole passages.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+
+from neswap_core.measure import count_delta
+from neswap_core.measure.panel import Family, make_family
+
+SAMPLE = Path(__file__).resolve().parents[1] / "neswap_core" / "data" / "sample" / "docs"
+
+
+@pytest.fixture(scope="module")
+def passages() -> list[str]:
+    """~60 real passages of ~600 characters from the sample's first transcripts."""
+    out = []
+    for path in sorted(SAMPLE.rglob("*.txt"))[:4]:
+        text = path.read_text(encoding="utf-8")
+        out += [text[i:i + 600] for i in range(0, min(len(text), 9000), 600)]
+    assert len(out) > 40
+    return out
+
+
+def random_edits(texts: list[str], rng: np.random.Generator, n: int) -> list[tuple[int, list]]:
+    """Edits of every awkward kind: mid-word starts, passage ends, meeting and overlapping spans
+    (the later is dropped, as ``replaced_text`` does), replacements with spaces, empty ones."""
+    fills = ["Zorblax", "", "new product line", " ", "U.S.-based", "ΣΟΦΟΣ", "co-op's", "x", "\n\n"]
+    edits = []
+    for _ in range(n):
+        i = int(rng.integers(len(texts)))
+        size = len(texts[i])
+        spans = []
+        for _ in range(int(rng.integers(1, 5))):
+            s = int(rng.choice([0, size, rng.integers(size + 1)]))
+            e = min(size, s + int(rng.integers(0, 25)))
+            spans.append((s, e, str(rng.choice(fills))))
+        edits.append((i, spans))
+    return edits
+
+
+def same(a, b) -> None:
+    assert a.shape == b.shape and a.dtype == b.dtype
+    np.testing.assert_array_equal(a.indptr, b.indptr)
+    np.testing.assert_array_equal(a.indices, b.indices)
+    assert a.data.tobytes() == b.data.tobytes()
+
+
+VECTORIZERS = {
+    "word tf-idf 1-2": lambda: TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True),
+    "char_wb 2-5": lambda: TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), min_df=2),
+    "word counts 1-2": lambda: CountVectorizer(ngram_range=(1, 2)),
+    "word 1-3": lambda: CountVectorizer(ngram_range=(1, 3)),
+    "stop words (whole texts)": lambda: CountVectorizer(ngram_range=(1, 2), stop_words="english"),
+    "char (whole texts)": lambda: CountVectorizer(analyzer="char", ngram_range=(2, 4)),
+}
+
+
+@pytest.mark.parametrize("name", list(VECTORIZERS))
+def test_edited_counts_are_the_counts_of_the_replaced_texts(passages, name):
+    vectorizer = VECTORIZERS[name]().fit(passages[::2])
+    edits = random_edits(passages, np.random.default_rng(len(name)), 300)
+    expected = count_delta.raw_counts(vectorizer, [count_delta.replaced_text(passages[i], s) for i, s in edits])
+    same(count_delta.edited_counts(vectorizer, passages, None, edits), expected)
+    base = count_delta.raw_counts(vectorizer, passages)
+    same(count_delta.edited_counts(vectorizer, passages, base, edits[:7]), expected[:7])
+    assert count_delta.edited_counts(vectorizer, passages, base, []).shape == (0, expected.shape[1])
+
+
+def test_only_the_supported_vectorizers_use_windows():
+    assert count_delta.supports(CountVectorizer(ngram_range=(1, 2)))
+    assert count_delta.supports(TfidfVectorizer(analyzer="char_wb"))
+    assert not count_delta.supports(CountVectorizer(stop_words="english"))
+    assert not count_delta.supports(CountVectorizer(analyzer="char"))
+    assert not count_delta.supports(CountVectorizer(strip_accents="unicode"))
+
+
+def test_a_bigram_across_a_two_letter_word_and_a_dash_is_counted():
+    """Context is counted in tokens, not words: "a" and "—" hold none, so the window reaches on."""
+    vectorizer = CountVectorizer(ngram_range=(1, 2)).fit(["our cloud a — grew", "cloud grew fast"])
+    text = "our cloud a — grew fast"
+    edit = (0, [(4, 9, "Nimbus")])
+    same(count_delta.edited_counts(vectorizer, [text], None, [edit]),
+         count_delta.raw_counts(vectorizer, ["our Nimbus a — grew fast"]))
+
+
+@pytest.mark.parametrize("family", ["word", "char", "nb", "svm", "word_c1"])
+def test_edited_scores_are_the_scores_of_the_replaced_texts(passages, family):
+    labels = [f"c{k % 3}" for k in range(len(passages))]
+    fam = make_family(family).fit(passages, labels)
+    edits = random_edits(passages, np.random.default_rng(7), 200)
+    replaced = [count_delta.replaced_text(passages[i], s) for i, s in edits]
+    assert fam.edited_scores(passages, edits).tobytes() == fam.chunk_scores(replaced).tobytes()
+
+
+def test_retrieval_edited_counts_are_the_counts_of_the_replaced_texts(passages):
+    labels = [f"c{k % 3}" for k in range(len(passages))]
+    fam = make_family("retrieval").fit(passages, labels)
+    edits = random_edits(passages, np.random.default_rng(8), 200)
+    replaced = [count_delta.replaced_text(passages[i], s) for i, s in edits]
+    same(fam.edited_counts(passages, edits), fam.counts(replaced))
+
+
+def test_document_plans_equal_the_plans_of_re_scoring_whole_passages(monkeypatch):
+    """Second method: the same plans, bit for bit, when every member re-scores whole passages."""
+    from neswap_core.generate.document import DefenceParams
+    from neswap_core.generate.document_budget import DocumentDefender, prepare_defence
+    from neswap_core.generate.document_terms import TermModel
+    from neswap_core.measure.panel import LinearTextFamily, RetrievalFamily
+    from tests.test_document_defence import corpus
+
+    chunks = corpus({"Acme": 2, "Bolt": 2, "Cres": 2}, chunks_per_doc=4, seed=3)
+    reading = corpus({"Acme": 3, "Bolt": 3, "Cres": 3}, chunks_per_doc=4, seed=4, prefix="r")
+    units = ([c.text for c in reading], [c.protected for c in reading], [c.doc_id for c in reading])
+    model = TermModel().fit(chunks, units)
+    defender = DocumentDefender().fit(*units)
+    params = DefenceParams(level=0.1, min_z=0.0)
+    fast = prepare_defence(chunks, model, params, np.random.default_rng(0), defender).plans
+    monkeypatch.setattr(LinearTextFamily, "edited_scores", Family.edited_scores)
+    monkeypatch.setattr(RetrievalFamily, "edited_counts", lambda self, texts, edits: self.counts(
+        [count_delta.replaced_text(texts[i], s) for i, s in edits]))
+    whole = prepare_defence(chunks, model, params, np.random.default_rng(0), defender).plans
+    assert fast.keys() == whole.keys() and any(p.order for p in fast.values())
+    for doc_id in fast:
+        assert fast[doc_id].order == whole[doc_id].order
+        assert fast[doc_id].fractions.tobytes() == whole[doc_id].fractions.tobytes()
+        assert fast[doc_id].costs.tobytes() == whole[doc_id].costs.tobytes()
