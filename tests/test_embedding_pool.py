@@ -98,3 +98,42 @@ def test_pooled_sweep_embeds_every_vector_the_serial_sweep_does(tmp_path, monkey
     assert len(keys) > 50 and set(keys) == set(pooled.cache._ensure_loaded())
     a, b = serial.cache.lookup(keys), pooled.cache.lookup(keys)
     assert all(np.array_equal(a[k], b[k]) for k in keys)
+
+
+def test_a_job_is_cut_where_the_serial_call_cuts_it(tmp_path):
+    """Every text of every job in exactly one piece; a piece is one model call of the serial
+    ``encode``: longest first, four batches at most, in the serial call's order."""
+    from neswap_core.models.embedding_pool import job_pieces
+
+    embedder = Embedder("m", tmp_path, model=Unit(), backend="onnx", batch_size=2)
+    rng = np.random.default_rng(0)
+    jobs = [["x" * int(n) for n in rng.integers(1, 40, size)] for size in (3, 8, 9, 30)]
+    pieces = job_pieces(embedder, jobs)
+    for j, job in enumerate(jobs):
+        mine = [idx for k, idx in pieces if k == j]
+        assert sorted(i for idx in mine for i in idx) == list(range(len(job)))
+        assert all(len(idx) <= 8 for idx in mine) and len(mine) == -(-len(job) // 8)
+        flat = [i for idx in mine for i in idx]
+        assert flat == sorted(range(len(job)), key=lambda i: -len(job[i]))  # stable, longest first
+
+
+@pytest.mark.slow
+def test_a_big_encode_in_processes_gives_the_serial_vectors(tmp_path):
+    """The reading's one big ``encode`` cut into its model calls and shared between two workers:
+    the same vectors to the last bit, and the serial call finds every one cached."""
+    from neswap_core.models.embedding_pool import encode_in_processes, job_pieces
+
+    texts = []
+    for path in sorted((ROOT / "neswap_core" / "data" / "sample" / "docs").glob("*.txt"))[:3]:
+        words = path.read_text(encoding="utf-8").split()
+        texts += [" ".join(words[i:i + 40 + i % 37]) for i in range(0, 4000, 50)]
+    texts += texts[:5]  # repeats are embedded once
+    out = {}
+    for name, processes in (("serial", 1), ("pooled", 2)):
+        shared_onnx_export(tmp_path / name, backend="onnx")
+        embedder = Embedder(cache_dir=tmp_path / name, backend="onnx", batch_size=8)
+        out[name] = encode_in_processes(embedder.encode, texts, processes, min_texts=0)
+        if processes > 1:
+            assert len(job_pieces(embedder, [list(dict.fromkeys(texts))])) > 4
+            assert embedder.n_cached_hits == len(texts)  # the final encode embedded nothing
+    assert out["serial"].tobytes() == out["pooled"].tobytes()

@@ -30,7 +30,8 @@ import numpy as np
 
 from ..errors import NeswapError
 from ..generate.releases import ReleaseContext, sweep_for_config
-from ..models.embedding_pool import (
+from ..models.embedding_pool import (  # MIN_TEXTS: fewer, and the serial path is used
+    MIN_TEXTS,
     RecordingEncoder,
     embed_in_processes,
     pool_processes,
@@ -38,9 +39,6 @@ from ..models.embedding_pool import (
     store_jobs,
 )
 from .candidates import build_candidates
-
-#: Fewer texts to embed than this: the serial path (starting workers costs a few seconds).
-MIN_TEXTS = 200
 
 
 def prefetch_candidates(ctx: ReleaseContext, config, processes: int | None = None,

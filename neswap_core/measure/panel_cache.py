@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..models.embedding_pool import encode_in_processes
 from .panel import AttackerPanel
 
 PANEL_FOLDER = "attacker_panels"
@@ -63,7 +64,8 @@ def fitted_panel(texts: Sequence[str], labels: Sequence[str], doc_ids: Sequence[
                 return panel
             except Exception:  # noqa: BLE001 - a damaged cache file is refitted and replaced
                 path.unlink(missing_ok=True)
-    vectors = np.asarray(embed(texts), np.float32) if "embedding" in families and embed else None
+    vectors = (np.asarray(encode_in_processes(embed, texts), np.float32)
+               if "embedding" in families and embed else None)  # fmt: skip
     panel = AttackerPanel(families, random_state=random_state).fit(texts, labels, doc_ids, vectors)
     panel.loaded_from_cache_, panel.cache_seconds_ = False, time.perf_counter() - start
     if path is not None:

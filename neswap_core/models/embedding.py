@@ -448,20 +448,27 @@ class Embedder:
     ) -> np.ndarray:
         """Embed longest first in slices (less padding, a progress tick per slice)."""
         size = batch_size or self.batch_size
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         out: np.ndarray | None = None
-        step = size * 4
-        for lo in range(0, len(order), step):
-            idx = order[lo : lo + step]
+        done = 0
+        for idx in self.slices(texts, size):
             vectors = self._call_model([texts[i] for i in idx], size)
             if out is None:
                 out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
             out[idx] = vectors
+            done += len(idx)
             if progress is not None:
-                progress(min(lo + step, len(order)), len(order))
+                progress(done, len(texts))
         if out is None:  # no texts
             return np.zeros((0, self.dimension), dtype=np.float32)
         return out
+
+    def slices(self, texts: Sequence[str], batch_size: int | None = None) -> list[list[int]]:
+        """The indices of ``texts`` in the calls ``_embed_missing`` makes to the model: longest
+        first (stable), four batches per call. A vector depends only on the texts of its call,
+        so each slice may be embedded on its own, anywhere (``models.embedding_pool``)."""
+        step = (batch_size or self.batch_size) * 4
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        return [order[lo : lo + step] for lo in range(0, len(order), step)]
 
     def _call_model(self, texts: list[str], batch_size: int) -> np.ndarray:
         model = self.model

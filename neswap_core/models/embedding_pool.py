@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import TypeGuard
 
 import numpy as np
@@ -27,6 +28,8 @@ from .embedding import Embedder, text_key
 
 #: Backends whose vectors do not depend on the thread count (the only ones run in processes).
 POOLED_BACKENDS = ("onnx", "onnx-int8", "bf16")
+#: Fewer texts to embed than this: the serial path (starting workers costs a few seconds).
+MIN_TEXTS = 200
 
 
 class RecordingEncoder:
@@ -92,15 +95,31 @@ def _embed_job(texts: list[str]) -> np.ndarray:
     return embed_job(_WORKER, texts)
 
 
+def job_pieces(embedder: Embedder, jobs: Sequence[list[str]]) -> list[tuple[int, list[int]]]:
+    """(job, indices of its texts) for every model call the jobs make (``Embedder.slices``):
+    a job bigger than one call (the attacker reading: thousands of passages in one ``encode``)
+    is shared between the workers instead of occupying one, with the same vectors."""
+    return [(j, idx) for j, job in enumerate(jobs) for idx in embedder.slices(job)]
+
+
 def embed_jobs_in_processes(embedder: Embedder, jobs: Sequence[list[str]],
                             processes: int) -> list[np.ndarray]:
-    """Each job's vectors, computed in ``processes`` spawned workers (biggest jobs first)."""
+    """Each job's vectors, its model calls (``job_pieces``) computed in ``processes`` spawned
+    workers, biggest first. A piece is one call, already longest first: the worker's
+    ``_embed_missing`` sends it to the model as it is, exactly as the serial call would."""
+    pieces = job_pieces(embedder, jobs)
     context = multiprocessing.get_context("spawn")  # a loaded ONNX/torch model is not fork-safe
     with ProcessPoolExecutor(processes, mp_context=context, initializer=_start_worker,
                              initargs=worker_args(embedder)) as pool:  # fmt: skip
-        order = sorted(range(len(jobs)), key=lambda i: -sum(map(len, jobs[i])))
-        futures = {i: pool.submit(_embed_job, jobs[i]) for i in order}
-        return [futures[i].result() for i in range(len(jobs))]
+        order = sorted(range(len(pieces)), key=lambda k: -sum(len(jobs[pieces[k][0]][i]) for i in pieces[k][1]))
+        futures = {k: pool.submit(_embed_job, [jobs[pieces[k][0]][i] for i in pieces[k][1]]) for k in order}
+        out: list[np.ndarray | None] = [None] * len(jobs)
+        for k, (j, idx) in enumerate(pieces):
+            block = futures[k].result()
+            if out[j] is None:
+                out[j] = np.empty((len(jobs[j]), block.shape[1]), dtype=np.float32)
+            out[j][idx] = block  # type: ignore[index]
+        return [o if o is not None else np.zeros((0, embedder.dimension), np.float32) for o in out]
 
 
 def store_jobs(embedder: Embedder, jobs: Sequence[list[str]], vectors: Sequence[np.ndarray]) -> int:
@@ -136,3 +155,25 @@ def pool_processes(embedder, requested: int | None = None) -> int:
         return 0  # e.g. a model handed in (a test's, a caller's): the workers could not load it
     n = requested if requested is not None else (os.cpu_count() or 1)
     return n if n > 1 else 0
+
+
+def encode_in_processes(embed: Callable[[list[str]], np.ndarray], texts: Sequence[str],
+                        processes: int | None = None, min_texts: int | None = None) -> np.ndarray:
+    """``embed(texts)``, where ``embed`` may be a poolable ``Embedder.encode``: the texts its
+    cache lacks are first embedded in worker processes, call by call (``job_pieces``: the one
+    call serial ``encode`` would make, cut where ``_embed_missing`` cuts it), so the vectors and
+    the cache are the serial call's, bit for bit (the attacker reading's few thousand passages
+    on 2 cores instead of one). Otherwise, or when the workers cannot start, ``embed`` alone."""
+    texts = list(texts)
+    embedder = getattr(embed, "__self__", None)
+    n = pool_processes(embedder, processes)
+    if n >= 2 and poolable(embedder):
+        keys = [text_key(t) for t in texts]
+        found = embedder.cache.lookup(keys)
+        missing = list({k: t for k, t in zip(keys, texts, strict=True) if k not in found}.values())
+        if len(missing) >= (MIN_TEXTS if min_texts is None else min_texts):
+            try:
+                embed_in_processes(embedder, [missing], n)
+            except (BrokenProcessPool, OSError, RuntimeError):
+                pass  # a script without a __main__ guard cannot spawn workers: embed serially
+    return embed(texts)
