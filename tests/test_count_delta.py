@@ -132,3 +132,83 @@ def test_document_plans_equal_the_plans_of_re_scoring_whole_passages(monkeypatch
         assert fast[doc_id].order == whole[doc_id].order
         assert fast[doc_id].fractions.tobytes() == whole[doc_id].fractions.tobytes()
         assert fast[doc_id].costs.tobytes() == whole[doc_id].costs.tobytes()
+
+
+@pytest.mark.slow
+def test_document_plans_in_worker_processes_equal_one_process(monkeypatch):
+    """Each document scored alone in a spawned worker: the same plans, bit for bit."""
+    from neswap_core.generate import document_budget
+    from neswap_core.generate.document import DefenceParams
+    from neswap_core.generate.document_budget import (
+        DocumentDefender,
+        document_plans,
+        prepare_defence,
+    )
+    from neswap_core.generate.document_terms import TermModel
+    from tests.test_document_defence import corpus
+
+    chunks = corpus({"Acme": 2, "Bolt": 2, "Cres": 2}, chunks_per_doc=4, seed=5)
+    reading = corpus({"Acme": 3, "Bolt": 3, "Cres": 3}, chunks_per_doc=4, seed=6, prefix="r")
+    units = ([c.text for c in reading], [c.protected for c in reading], [c.doc_id for c in reading])
+    defender = DocumentDefender().fit(*units)
+    prep = prepare_defence(chunks, TermModel().fit(chunks, units), DefenceParams(level=0.1, min_z=0.0),
+                           np.random.default_rng(0), None)
+    rival = {i: prep.docs[prep.partner[i]].company for i in prep.docs}
+    one = document_plans(chunks, prep.docs, defender, rival, prep.fills, min_z=0.0, processes=1)
+    monkeypatch.setattr(document_budget, "PROCESS_MIN_DOCUMENTS", 2)
+
+    def here(*args):
+        raise AssertionError("scored in this process, not in the workers")
+
+    monkeypatch.setattr(document_budget, "_fractions", here)  # the spawned workers import their own
+    two = document_plans(chunks, prep.docs, defender, rival, prep.fills, min_z=0.0, processes=2)
+    assert any(p.order for p in one.values())
+    for doc_id in one:
+        assert one[doc_id].order == two[doc_id].order
+        assert one[doc_id].fractions.tobytes() == two[doc_id].fractions.tobytes()
+
+
+@pytest.mark.slow
+def test_a_script_without_a_main_guard_gets_its_plans_instead_of_hanging(tmp_path):
+    """Spawned workers re-run an unguarded script, which ends in ``sys.exit``: they die before
+    reading their start-up data. The defender (hundreds of kB) used to be part of that data,
+    which the parent writes whole before going on (holding the pipe's read end itself, so it is
+    never told the reader died): the run hung forever. Now the plans come from this process
+    after the pool breaks."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    script = tmp_path / "unguarded.py"
+    script.write_text(f"""
+import pickle, sys
+from pathlib import Path
+sys.path.insert(0, {str(root)!r})
+import numpy as np
+from neswap_core.corpus import Chunk
+from neswap_core.generate import document_budget
+from neswap_core.generate.document import DefenceParams
+from neswap_core.generate.document_terms import TermModel
+chunks, reading = [], ([], [], [])
+for path in sorted(Path({str(SAMPLE)!r}).glob("*.txt"))[:4]:  # real calls: a real vocabulary
+    words = path.read_text(encoding="utf-8").split()
+    windows = [" ".join(words[i:i + 90]) for i in range(0, len(words) - 90, 90)]
+    for k, text in enumerate(windows[:6]):
+        chunks.append(Chunk(f"{{path.stem}}#{{k:04d}}", path.stem, k, text, path.stem))
+    for k, text in enumerate(windows[6:]):
+        reading[0].append(text), reading[1].append(path.stem), reading[2].append(f"{{path.stem}}_r{{k % 2}}")
+defender = document_budget.DocumentDefender().fit(*reading)
+prep = document_budget.prepare_defence(chunks, TermModel().fit(chunks, reading),
+    DefenceParams(level=0.1, min_z=0.0), np.random.default_rng(0), None)
+rival = {{i: prep.docs[prep.partner[i]].company for i in prep.docs}}
+document_budget.PROCESS_MIN_DOCUMENTS = 2
+plans = document_budget.document_plans(chunks, prep.docs, defender, rival, prep.fills, min_z=0.0,
+                                       processes=2)
+print("members bytes", len(pickle.dumps(defender.members_)), "plans", len(plans), flush=True)
+sys.exit(0)  # a spawned worker re-running this exits here, before reading its start-up data
+""")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600,
+                         cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    line = out.stdout.strip().splitlines()[-1].split()
+    assert int(line[2]) > 500_000 and line[-1] == "4"  # far more than a pipe holds; every call  # bigger than a pipe's buffer; every document

@@ -150,3 +150,24 @@ def test_a_document_retrieval_cannot_tell_apart_is_named(corpus):
 def test_panel_refuses_a_single_company():
     with pytest.raises(ValueError, match="two companies"):
         AttackerPanel(("word",)).fit(["a b c"] * 3, ["A"] * 3, ["d"] * 3)
+
+
+@pytest.mark.parametrize("family", ["word", "char", "svm", "embedding"])
+def test_a_two_company_reading_gives_a_score_per_company(family):
+    """A two-class linear model has one decision column; every family still scores each of the
+    two companies (the LR families: exactly predict_log_proba, a second method)."""
+    from neswap_core.measure.panel import make_family
+
+    rng = np.random.default_rng(0)
+    words = {"a": "cloud revenue Acme grew", "b": "stores Ohio Bolt opened"}
+    texts = [f"{words[c]} {' '.join(rng.choice(['the', 'quarter', 'margin', 'guidance'], 4))}"
+             for c in "ab" * 10]
+    labels = ["Acme", "Bolt"] * 10
+    vectors = np.array([[1.0, 0.2], [0.1, 1.0]] * 10) + rng.normal(0, 0.05, (20, 2))
+    fam = make_family(family).fit(texts, labels, None, vectors if family == "embedding" else None)
+    scores = fam.chunk_scores(texts, vectors)
+    assert scores.shape == (20, 2)
+    assert list(fam.classes_[scores.argmax(axis=1)]) == labels
+    if family != "svm":
+        x = vectors if family == "embedding" else fam.vectorizer_.transform(texts)
+        np.testing.assert_allclose(scores, fam.clf_.predict_log_proba(x), rtol=1e-12, atol=1e-12)

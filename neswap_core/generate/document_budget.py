@@ -29,9 +29,14 @@ defender).
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
+import os
 import pickle
+import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,46 +103,108 @@ class DocPlan:
     costs: np.ndarray  # words changed per type
 
 
-def _member_fall(fam, d: DocTerms, chunks, rows, edits, rival: str | None) -> float | np.ndarray:
-    """Fall of d's margin (own company vs rival) under each candidate, as a fraction of it.
-    ``rows[k] = (type, position)`` and ``edits[k] = (index in d.positions, spans)``: the passage
-    the type changes, scored from its changed words only (``measure.count_delta``)."""
+@dataclass(frozen=True)
+class DocJob:
+    """What scoring one document's candidate types needs (picklable, for a worker process)."""
+
+    company: str
+    base: list[str]  # the document's passages
+    n_types: int
+    types: list[int]  # per edit: the candidate type it belongs to
+    edits: list[tuple[int, list]]  # (index in base, spans): a passage the type changes
+    rival: str | None
+
+
+def _member_fall(fam, job: DocJob) -> np.ndarray:
+    """Fall of the document's margin (own company vs rival) under each candidate type, as a
+    fraction of it; each changed passage scored from its changed words only
+    (``measure.count_delta``)."""
     classes = list(fam.classes_)
-    n = max((t for t, _ in rows), default=-1) + 1
-    if d.company not in classes:
+    n, rows, edits, base = job.n_types, job.types, job.edits, job.base
+    if job.company not in classes:
         return np.zeros(n)
-    y = classes.index(d.company)
-    base = [chunks[p].text for p in d.positions]
+    y = classes.index(job.company)
     if fam.whole_document:
         base_counts = fam.counts(base)
         total = sparse.csr_matrix(base_counts.sum(axis=0))
         s0 = fam.doc_scores(total)[0]
-        r = classes.index(rival) if rival in classes else int(np.argmax(np.where(np.arange(len(classes)) == y, -np.inf, s0)))
+        r = classes.index(job.rival) if job.rival in classes else int(np.argmax(np.where(np.arange(len(classes)) == y, -np.inf, s0)))
         margin = s0[y] - s0[r]
         if not edits:
             return np.zeros(n)
         delta = fam.edited_counts(base, edits) - base_counts[[i for i, _ in edits]]
-        agg = sparse.csr_matrix((np.ones(len(rows)), ([t for t, _ in rows], np.arange(len(rows)))),
+        agg = sparse.csr_matrix((np.ones(len(rows)), (rows, np.arange(len(rows)))),
                                 shape=(n, len(rows))) @ delta  # fmt: skip
         s1 = fam.doc_scores(sparse.vstack([total] * n) + agg)
         fall = margin - (s1[:, y] - s1[:, r])
     else:
         s0 = fam.chunk_scores(base)
         tot = s0.sum(axis=0)
-        r = classes.index(rival) if rival in classes else int(np.argmax(np.where(np.arange(len(classes)) == y, -np.inf, tot)))
+        r = classes.index(job.rival) if job.rival in classes else int(np.argmax(np.where(np.arange(len(classes)) == y, -np.inf, tot)))
         margin = tot[y] - tot[r]
-        m0 = {p: s0[i, y] - s0[i, r] for i, p in enumerate(d.positions)}
+        m0 = s0[:, y] - s0[:, r]
         s1 = fam.edited_scores(base, edits) if edits else np.zeros((0, len(classes)))
         fall = np.zeros(n)
-        np.add.at(fall, [t for t, _ in rows], [m0[p] - (s1[k, y] - s1[k, r]) for k, (_, p) in enumerate(rows)])
+        np.add.at(fall, rows, [m0[i] - (s1[k, y] - s1[k, r]) for k, (i, _) in enumerate(edits)])
     return fall / margin if margin > 0 else np.zeros(n)
+
+
+def _fractions(members, job: DocJob) -> np.ndarray:
+    """(types, members): each member's margin fraction of each candidate type."""
+    fr = np.zeros((job.n_types, len(members)))
+    for mi, (_, _, fam) in enumerate(members):
+        fr[:, mi] = _member_fall(fam, job)
+    return fr
+
+
+#: Documents from which their scoring is shared between worker processes (fewer: one process;
+#: a worker's start, loading the defender, costs a few seconds).
+PROCESS_MIN_DOCUMENTS = 24
+_MEMBERS: list | None = None
+
+
+def _start_worker(path: str) -> None:
+    global _MEMBERS
+    _MEMBERS = pickle.loads(Path(path).read_bytes())
+
+
+def _worker_fractions(job: DocJob) -> np.ndarray:
+    if _MEMBERS is None:
+        raise RuntimeError("document defence worker started without its members")
+    return _fractions(_MEMBERS, job)
+
+
+def _all_fractions(members, jobs: list[DocJob], processes: int | None) -> list[np.ndarray]:
+    """``_fractions`` of every job, in ``processes`` spawned workers when there are enough
+    documents (each document is scored alone: the same numbers as one process, bit for bit);
+    in this process when the workers cannot start (a script without a ``__main__`` guard)."""
+    n = (os.cpu_count() or 1) if processes is None else processes
+    if n > 1 and len(jobs) >= PROCESS_MIN_DOCUMENTS:
+        context = multiprocessing.get_context("spawn")  # never fork a process holding a model
+        # the members go through a file, not the start-up pipe: the parent writes a worker's
+        # start-up data whole before it reads any, and a worker that dies first (a script
+        # without a __main__ guard) would leave it blocked on tens of MB forever
+        with tempfile.TemporaryDirectory(prefix="neswap-defender-") as folder:
+            path = Path(folder) / "members.pkl"
+            path.write_bytes(pickle.dumps(members, protocol=pickle.HIGHEST_PROTOCOL))
+            try:
+                with ProcessPoolExecutor(min(n, len(jobs)), mp_context=context, initializer=_start_worker,
+                                         initargs=(str(path),)) as pool:  # fmt: skip
+                    order = sorted(range(len(jobs)), key=lambda k: -len(jobs[k].edits))  # biggest first
+                    futures = {k: pool.submit(_worker_fractions, jobs[k]) for k in order}
+                    return [futures[k].result() for k in range(len(jobs))]
+            except (BrokenProcessPool, OSError, RuntimeError):
+                pass
+    return [_fractions(members, job) for job in jobs]
 
 
 def document_plans(chunks: Sequence[Chunk], docs: dict[str, DocTerms], defender: DocumentDefender,
                    rival: dict[str, str], fills: dict[str, dict], *, n_candidates: int = DEFAULT_DOCUMENT_CANDIDATES,
-                   min_z: float = 0.5, cache_dir: str | Path | None = None) -> dict[str, DocPlan]:
+                   min_z: float = 0.5, cache_dir: str | Path | None = None,
+                   processes: int | None = None) -> dict[str, DocPlan]:
     """Per document: candidate types by priority, with each member's margin fraction (exact);
-    cached in ``cache_dir`` by a hash of every input (module docstring)."""
+    cached in ``cache_dir`` by a hash of every input (module docstring). ``processes``: worker
+    processes for the scoring (default: one per CPU, from ``PROCESS_MIN_DOCUMENTS`` documents)."""
     path = None
     if cache_dir is not None:
         key = _hash(repr((sorted((c.chunk_id, c.text) for c in chunks), sorted(rival.items()),
@@ -149,21 +216,26 @@ def document_plans(chunks: Sequence[Chunk], docs: dict[str, DocTerms], defender:
                 return pickle.loads(path.read_bytes())
             except (OSError, pickle.UnpicklingError, EOFError):
                 pass  # a damaged cache file is recomputed
-    plans = {}
+    cands_of, jobs = {}, []
     for doc_id, d in docs.items():
         cands = [t for t in ranked_candidates(d, min_z, "z")[:n_candidates] if t in fills.get(doc_id, {})]
         row_of = {p: i for i, p in enumerate(d.positions)}
-        rows, edits = [], []
+        types, edits = [], []
         for ti, t in enumerate(cands):
             by_chunk = defaultdict(list)
             for p, o in d.occ[t]:
                 by_chunk[p].append((o.start, o.end, occurrence_text(chunks[p].text, o, *fills[doc_id][t])))
             for p, spans in by_chunk.items():
-                rows.append((ti, p))
+                types.append(ti)
                 edits.append((row_of[p], spans))
-        fr = np.zeros((len(cands), len(defender.members_)))
-        for mi, (_, _, fam) in enumerate(defender.members_):
-            fr[:, mi] = _member_fall(fam, d, chunks, rows, edits, rival.get(doc_id))
+        cands_of[doc_id] = cands
+        jobs.append(DocJob(d.company, [chunks[p].text for p in d.positions], len(cands), types, edits,
+                           rival.get(doc_id)))  # fmt: skip
+    fractions = _all_fractions(defender.members_, jobs, processes) if defender.members_ else \
+        [np.zeros((job.n_types, 0)) for job in jobs]
+    plans = {}
+    for (doc_id, d), fr in zip(docs.items(), fractions, strict=True):
+        cands = cands_of[doc_id]
         plans[doc_id] = _ordered(cands, fr, np.array([d.cost(t) for t in cands], dtype=float))
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -61,6 +61,12 @@ def _l2(x):
     return sparse.diags(1.0 / norms) @ x
 
 
+def _per_class(decision: np.ndarray) -> np.ndarray:
+    """One column per class: a two-class linear model gives one decision value d (for the
+    second class), which is the pair (0, d) — its softmax is the model's probability."""
+    return np.hstack([np.zeros_like(decision), decision]) if decision.shape[1] == 1 else decision
+
+
 # --- families ----------------------------------------------------------------------------------
 class Family:
     """Base of a family: ``fit``, ``chunk_scores`` (n, K) and, for whole-document families,
@@ -142,7 +148,7 @@ class LinearTextFamily(Family):
         if self.model == "nb":
             return self.clf_.predict_joint_log_proba(x) if hasattr(self.clf_, "predict_joint_log_proba") \
                 else self.clf_.predict_log_proba(x)
-        scores = np.asarray(x @ self.clf_.coef_.T) + self.clf_.intercept_
+        scores = _per_class(np.asarray(x @ self.clf_.coef_.T) + self.clf_.intercept_)
         return _softmax_log(scores) if self.model == "lr" else scores
 
 
@@ -165,7 +171,7 @@ class EmbeddingFamily(Family):
         return self
 
     def chunk_scores(self, texts, vectors=None) -> np.ndarray:
-        return _softmax_log(np.asarray(vectors, np.float64) @ self.clf_.coef_.T + self.clf_.intercept_)
+        return _softmax_log(_per_class(np.asarray(vectors, np.float64) @ self.clf_.coef_.T + self.clf_.intercept_))
 
 
 class RetrievalFamily(Family):
