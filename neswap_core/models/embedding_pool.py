@@ -113,13 +113,18 @@ def embed_jobs_in_processes(embedder: Embedder, jobs: Sequence[list[str]],
                              initargs=worker_args(embedder)) as pool:  # fmt: skip
         order = sorted(range(len(pieces)), key=lambda k: -sum(len(jobs[pieces[k][0]][i]) for i in pieces[k][1]))
         futures = {k: pool.submit(_embed_job, [jobs[pieces[k][0]][i] for i in pieces[k][1]]) for k in order}
-        out: list[np.ndarray | None] = [None] * len(jobs)
-        for k, (j, idx) in enumerate(pieces):
-            block = futures[k].result()
-            if out[j] is None:
-                out[j] = np.empty((len(jobs[j]), block.shape[1]), dtype=np.float32)
-            out[j][idx] = block  # type: ignore[index]
-        return [o if o is not None else np.zeros((0, embedder.dimension), np.float32) for o in out]
+        return assemble_pieces(embedder, jobs, pieces, [futures[k].result() for k in range(len(pieces))])
+
+
+def assemble_pieces(embedder: Embedder, jobs: Sequence[list[str]], pieces: list[tuple[int, list[int]]],
+                    blocks: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Each job's vectors from its pieces' (``job_pieces``) vectors, in the job's own order."""
+    out: list[np.ndarray | None] = [None] * len(jobs)
+    for (j, idx), block in zip(pieces, blocks, strict=True):
+        if out[j] is None:
+            out[j] = np.empty((len(jobs[j]), block.shape[1]), dtype=np.float32)
+        out[j][idx] = block  # type: ignore[index]
+    return [o if o is not None else np.zeros((0, embedder.dimension), np.float32) for o in out]
 
 
 def store_jobs(embedder: Embedder, jobs: Sequence[list[str]], vectors: Sequence[np.ndarray]) -> int:

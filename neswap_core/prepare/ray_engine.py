@@ -233,8 +233,9 @@ class JobWorker:
 
 def embed_jobs_ray(embedder, jobs: list[list[str]], options: RayOptions | None = None) -> list[np.ndarray]:
     """Each job's vectors (``choose.prefetch``'s jobs), computed by MiniLM actors on the cluster:
-    one per CPU the cluster has (``options.minilm_actors`` at least), biggest jobs first."""
-    from ..models.embedding_pool import worker_args
+    one per CPU the cluster has (``options.minilm_actors`` at least); each job cut into the
+    model calls the serial ``encode`` makes (``embedding_pool.job_pieces``), biggest first."""
+    from ..models.embedding_pool import assemble_pieces, job_pieces, worker_args
 
     options = options or RayOptions()
     ray = _ray()
@@ -244,7 +245,9 @@ def embed_jobs_ray(embedder, jobs: list[list[str]], options: RayOptions | None =
     n = max(options.minilm_actors, int(ray.cluster_resources().get("CPU", 1)))
     actor = ray.remote(num_cpus=1, num_gpus=options.gpus_per_minilm_actor)(JobWorker)
     pool = ActorPool([actor.remote(*worker_args(embedder)) for _ in range(n)])
-    order = sorted(range(len(jobs)), key=lambda i: -sum(map(len, jobs[i])))
-    vectors = pool.map(lambda a, i: a.embed.remote(jobs[i]), order)
+    pieces = job_pieces(embedder, jobs)
+    texts = [[jobs[j][i] for i in idx] for j, idx in pieces]
+    order = sorted(range(len(pieces)), key=lambda k: -sum(map(len, texts[k])))
+    vectors = pool.map(lambda a, k: a.embed.remote(texts[k]), order)
     out: dict[int, np.ndarray] = dict(zip(order, vectors, strict=True))
-    return [out[i] for i in range(len(jobs))]
+    return assemble_pieces(embedder, jobs, pieces, [out[k] for k in range(len(pieces))])
