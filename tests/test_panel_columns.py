@@ -189,29 +189,3 @@ def test_tone_columns_match_the_tone_report_on_whole_documents(setup):
     assert ToneScorer(texts, docs).score({}) == {"tone_correlation": pytest.approx(1.0), "tone_kept": 1.0}
     assert isinstance(pd.Series(got).sum(), float)
 
-
-@pytest.mark.slow
-def test_the_in_corpus_attacker_fitted_beside_the_panel_is_the_serial_one(setup, tmp_path, monkeypatch):
-    """Issue 21: past ``BACKGROUND_MIN_PASSAGES`` the in-corpus attacker is fitted in a worker
-    process while the panel is fitted here; it is the attacker a serial fit gives, bit for bit,
-    and it is kept in the disk memo as a serial fit would be."""
-    from neswap_core.choose import attack_columns
-    from neswap_core.measure.attack import CrossFittedAttacker
-
-    attacker, chunks, _ = setup
-    texts, labels, docs = [c.text for c in chunks], [c.protected for c in chunks], [c.doc_id for c in chunks]
-    serial = CrossFittedAttacker(random_state=0).fit(texts, labels, docs)
-    monkeypatch.setattr(attack_columns, "BACKGROUND_MIN_PASSAGES", 0)
-
-    def here(self, *args, **kwargs):
-        raise AssertionError("fitted in this process, not in the worker")
-
-    monkeypatch.setattr(CrossFittedAttacker, "fit", here)  # the spawned worker imports its own
-    scorers = build_scorers(chunks, attacker, in_corpus=True, families=("word", "retrieval"),
-                            cache_dir=str(tmp_path))
-    fitted = scorers[IN_CORPUS].attacker
-    assert fitted.oof_log_proba_.tobytes() == serial.oof_log_proba_.tobytes()
-    probe = [c.text[::-1] for c in chunks[:20]] + texts[:20]
-    for mine, theirs in zip(fitted.models_, serial.models_, strict=True):
-        assert mine.predict_log_proba(probe).tobytes() == theirs.predict_log_proba(probe).tobytes()
-    assert attack_columns._start_in_corpus(texts, labels, docs, 0, tmp_path) is None  # on disk now

@@ -28,11 +28,7 @@ are more columns, never new branches:
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 import pandas as pd
@@ -116,9 +112,6 @@ def build_scorers(
     pre = memo.get(key)[1] if key is not None else None
     pre = pre if isinstance(pre, dict) else {}
     scorers: dict[str, ReleaseScorer] = {}
-    # the in-corpus attacker and the panel learn from different texts: fit them side by side
-    background = _start_in_corpus(texts, labels, docs, random_state, cache) \
-        if in_corpus and reading is not None else None
     if reading is not None:
         scorers[READING] = ReleaseScorer(reading, texts, labels, docs, name=READING,
                                          pre_log_proba=pre.get(READING, {}).get("log_proba"))
@@ -131,9 +124,7 @@ def build_scorers(
             scorers.update(family_scorers(panel, texts, labels, docs, vectors=vectors, embed=embed,
                                           pre=pre))  # fmt: skip
     if in_corpus:
-        model = _finish_in_corpus(background) if background is not None else None
-        if model is None:
-            model = in_corpus_attacker(texts, labels, docs, random_state, cache)
+        model = in_corpus_attacker(texts, labels, docs, random_state, cache)
         scorers[IN_CORPUS] = ReleaseScorer(model, texts, labels, docs, name=IN_CORPUS,
                                            pre_log_proba=pre.get(IN_CORPUS, {}).get("log_proba"))
     if key is not None and set(pre) != set(scorers):
@@ -169,41 +160,6 @@ def in_corpus_attacker(texts: Sequence[str], labels: Sequence[str], docs: Sequen
                       random_state, sklearn.__version__)  # fmt: skip
     return DiskMemo(cache_dir, "in_corpus_attackers").get_or_compute(
         key, lambda: CrossFittedAttacker(random_state=random_state).fit(texts, labels, docs))
-
-
-#: Passages from which the in-corpus attacker is fitted in a worker process while this process
-#: fits the panel (below, a worker's start costs more than it saves).
-BACKGROUND_MIN_PASSAGES = 1000
-
-
-def _start_in_corpus(texts, labels, docs, random_state: int, cache) -> tuple | None:
-    """(pool, future) of ``in_corpus_attacker`` in a spawned worker (issue 21: the two biggest
-    fits of the attackers' stage run on two cores), or None: few passages, one CPU, already on
-    disk, or no worker could start. The worker fits exactly what this process would (the same
-    code on the same texts) and stores it in the same disk memo."""
-    if len(texts) < BACKGROUND_MIN_PASSAGES or (os.cpu_count() or 1) < 2:
-        return None
-    key = content_key("in_corpus", texts_digest(texts), texts_digest(labels), texts_digest(docs),
-                      random_state, sklearn.__version__)  # fmt: skip
-    if DiskMemo(cache, "in_corpus_attackers").get(key)[0]:
-        return None
-    try:
-        pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
-        return pool, pool.submit(in_corpus_attacker, list(texts), list(labels), list(docs), random_state, cache)
-    except (OSError, RuntimeError):
-        return None
-
-
-def _finish_in_corpus(started: tuple) -> CrossFittedAttacker | None:
-    """The worker's fitted attacker, or None when it failed (a script without a ``__main__``
-    guard cannot start workers): the caller then fits it here."""
-    pool, future = started
-    try:
-        return future.result()
-    except (BrokenProcessPool, OSError, RuntimeError):
-        return None
-    finally:
-        pool.shutdown()
 
 
 def panel_members(scorers: Mapping[str, ReleaseScorer]) -> list[str]:
