@@ -279,17 +279,23 @@ def sweep(key: str, _chunks: list[Chunk], _x: np.ndarray, _mixture, _config: Run
 def candidates(key: str, _sweep: Sweep, _config: RunConfig, _progress: Callable | None = None
                ) -> Candidates:
     """Every candidate of the config, the paper's and the plans' (``build_candidates``, as the
-    CLI), without the attackers' columns (``measured`` adds them for the export)."""
-    return _CANDIDATES.get(key, lambda: build_candidates(_sweep, _config, progress=_progress))
+    CLI), without the attackers' columns (``measured`` adds them for the export). Kept on disk
+    as well (``memo``: the core's run key), so a restarted server does not measure them again."""
+    return _CANDIDATES.get(key, lambda: build_candidates(_sweep, _config, progress=_progress,
+                                                         memo=True))
 
 
 def measured(key: str, _candidates: Candidates, _config: RunConfig, _scorers: dict,
              _progress: Callable | None = None) -> Candidates:
     """The same candidates with every attacker's measured columns (the plans are not applied
-    again): the table the CLI writes to key/candidates.csv."""
+    again): the table the CLI writes to key/candidates.csv. Kept on disk under the candidates'
+    run key and ``key`` (which names the attackers: their reading, seed and families)."""
+    from neswap_core.choose.memo_keys import derived_key
+
     def make() -> Candidates:
         out = build_candidates(_candidates.sweep, _config, _scorers, plans=_candidates.plans,
-                               documents=_candidates.documents, progress=_progress)
+                               documents=_candidates.documents, progress=_progress,
+                               table_key=derived_key(_candidates.key, "app measured", key))
         if _progress is not None:  # the core's last report may be below 100 %: clear the bar
             _progress(1.0, "done")
         return out

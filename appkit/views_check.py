@@ -58,8 +58,15 @@ class AuditPair:
 def _audit(key: str, _x: np.ndarray, _groups: list[str],
            _progress: Callable | None = None) -> RenyiAudit:
     """The core's audit with its own settings (``measure.audit``: resamples, permutations,
-    seed), so this page and key/audit.json show the same figures."""
-    return RenyiAudit().fit(_x, _groups, progress=_progress)
+    seed), so this page and key/audit.json show the same figures. Kept on disk too (``key``
+    names the pre-swap data and the changes; the core's code is in every memo key), so a
+    restarted server draws this page without auditing again."""
+    from neswap_core.disk_memo import DiskMemo, content_key
+
+    from .pipeline import CACHE_DIR
+
+    return DiskMemo(CACHE_DIR, "app_audits").get_or_compute(
+        content_key("app audit", key), lambda: RenyiAudit().fit(_x, _groups, progress=_progress))
 
 
 def audit_pair(stage, changed: dict[int, str], progress: Callable[[str], Callable] | None = None

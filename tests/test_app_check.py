@@ -263,3 +263,46 @@ def test_llm_attacker_runs_only_when_confirmed_and_counts_right(workspace, alway
     at.button(key="ck_llm_run").click().run()  # the cache answers: nothing new is sent
     assert len(always_aph.requests) == 2 * len(changed) + n_docs
     assert "(0 new request(s)" in next(i.value for i in at.info if i.value.startswith("The LLM"))
+
+
+def restart_server() -> None:
+    """Forget everything the server process holds (Streamlit's caches, the pipeline's memos),
+    as a restarted server would; the workspace and the disk caches stay."""
+    import sys
+
+    import streamlit as st
+
+    from appkit import pipeline
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    pipeline.SWEEPS_READY.clear()
+    for name, module in list(sys.modules.items()):
+        if name.startswith("appkit"):
+            for value in vars(module).values():
+                if isinstance(value, pipeline._Memo):
+                    value.clear()
+
+
+@pytest.mark.parametrize("page", ["7_check", "6_export"])
+def test_a_restarted_server_draws_the_page_without_measuring_again(workspace, monkeypatch, page):
+    """Issue 21 (first draw on a big workspace): the candidates' tables (the Export page's
+    measured by every attacker) and the audits are kept on disk, so a restarted server only
+    reads them (they were measured again on every restart: minutes on a big corpus)."""
+    first = run_page(page)
+    import neswap_core.choose.candidates as candidates_mod
+    import neswap_core.measure.audit as audit_mod
+
+    def again(*args, **kwargs):
+        raise AssertionError("measured again after a restart")
+
+    restart_server()
+    monkeypatch.setattr(candidates_mod, "candidate_table", again)
+    monkeypatch.setattr(audit_mod.RenyiAudit, "fit", again)
+    second = run_page(page)
+    def shown(at: AppTest) -> list[tuple[str, str]]:
+        return [(kind, f"{getattr(e, 'label', '')}: {e.value}")
+                for kind in ("metric", "markdown", "info", "warning", "success") for e in at.get(kind)]
+
+    assert any(kind in ("metric", "warning") for kind, _ in shown(first))  # figures are shown
+    assert shown(second) == shown(first)

@@ -144,3 +144,9 @@ def test_a_warm_rerun_recomputes_nothing_and_writes_the_same_bytes(tmp_path, mon
     changed = release("third", "levels.toml")
     assert changed.get("_defence_levels", 0) >= 1 and changed.get("candidate_table", 0) >= 1
     assert "fit_mixture_naming_copies" not in changed and "CrossFittedAttacker" not in changed
+    # another trade-off line only chooses among the same candidates: none is defended or
+    # measured again (the goal's section was part of the run key)
+    config.replace(trade_off_c=0.5, trade_off_a=0.2).save(tmp_path / "line.toml")
+    moved = release("fourth", "line.toml")
+    assert not {"candidate_table", "_defence_levels", "measure_row", "pre_scores",
+                "CrossFittedAttacker", "fit_mixture_naming_copies"} & set(moved), moved

@@ -161,7 +161,8 @@ def document_sources(documents: DocumentCandidates | None) -> dict[str, Document
 
 def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidates | None = None,
                      documents: DocumentCandidates | None = None, reading_units: tuple | None = None,
-                     progress: Progress | None = None, memo: bool = False) -> Candidates:
+                     progress: Progress | None = None, memo: bool = False,
+                     table_key: str | None = None) -> Candidates:
     """Every candidate of ``config``: the paper's sweep, the plan grid (``plan_rounds`` > 0) and
     the document defence (``document_levels``).
 
@@ -171,7 +172,10 @@ def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidate
     defender is cross-fitted on; None: the corpus-only fallback. ``memo``: keep the measured
     table on disk under the run's key (``choose.memo_keys``; ``run_release`` sets it, whose
     ``scorers`` are ``build_scorers``' of that same run; a caller with other scorers or its own
-    sources must not)."""
+    sources must not). ``table_key``: the disk key of the measured table for a caller that
+    passes ``plans``/``documents`` from a memoised build and names its ``scorers`` itself (the
+    app measures the candidates it built before: their ``key`` and its attackers' key); it is
+    also the returned candidates' ``key``, under which their release's measures are kept."""
     say = progress or (lambda f, m: None)
     built_here = plans is None and documents is None
     key = run_key(sweep.ctx, config, reading_units) if memo and built_here else None
@@ -185,7 +189,10 @@ def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidate
         **paper_sources(sweep, config.sweep.population), **plan_sources(plans),
         **document_sources(documents),
         **dp_words_sources(sweep.ctx, config.sweep.dp_epsilons, config.sweep.seed)}  # fmt: skip
-    table_key = derived_key(key, "table", sorted(scorers or {}))
+    if table_key is None:
+        table_key = derived_key(key, "table", sorted(scorers or {}))
+    elif key is None:
+        key = table_key
     table = DiskMemo(resolve_cache_dir(config.prepare.cache_dir), "candidate_tables").get_or_compute(
         table_key, lambda: candidate_table(sources, sweep.ctx, scorers, sweep,
                                            lambda f, m: say(0.8 + 0.2 * f, m)))  # fmt: skip

@@ -16,8 +16,10 @@ from collections.abc import Mapping, Sequence
 from ..disk_memo import content_key, texts_digest
 
 #: Settings that act only after the candidates exist (module docstring): sections, and
-#: (section, setting) pairs.
-AFTER_CANDIDATES = ("out", "bundle", "review")
+#: (section, setting) pairs. The goal and the trade-off line only choose among the candidates
+#: (``search_for_goal`` acts through the plan settings, which are in the key): moving the line
+#: measured every candidate again.
+AFTER_CANDIDATES = ("out", "bundle", "review", "goal")
 AFTER_CANDIDATES_SETTINGS = (("document", "document_adaptive_check"),)
 
 
@@ -37,15 +39,22 @@ def units_digest(units: tuple | None) -> str:
     return texts_digest(str(part) for column in units for part in (*column, "\x00"))
 
 
+def candidate_settings(config) -> dict:
+    """``config``'s sections without the settings that act only after the candidates exist
+    (``AFTER_CANDIDATES``): what a run's candidates, and the texts they embed, depend on."""
+    settings = {k: v for k, v in config.to_dict().items() if k not in AFTER_CANDIDATES}
+    for section, name in AFTER_CANDIDATES_SETTINGS:
+        settings[section] = {k: v for k, v in settings[section].items() if k != name}
+    return settings
+
+
 def run_key(ctx, config, reading_units: tuple | None = None) -> str | None:
     """The key of ``ctx``'s candidates under ``config`` (module docstring), or None."""
     identity = embed_identity(ctx.embed)
     if identity is None:
         return None
     chunks = ctx.chunks
-    settings = {k: v for k, v in config.to_dict().items() if k not in AFTER_CANDIDATES}
-    for section, name in AFTER_CANDIDATES_SETTINGS:
-        settings[section] = {k: v for k, v in settings[section].items() if k != name}
+    settings = candidate_settings(config)
     entities = texts_digest(repr(c.entities) for c in chunks)
     return content_key(
         "run", list(identity), repr(sorted(settings.items(), key=lambda kv: kv[0])),

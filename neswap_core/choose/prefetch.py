@@ -39,6 +39,7 @@ from ..models.embedding_pool import (  # MIN_TEXTS: fewer, and the serial path i
     store_jobs,
 )
 from .candidates import build_candidates
+from .memo_keys import candidate_settings
 
 
 def prefetch_candidates(ctx: ReleaseContext, config, processes: int | None = None,
@@ -91,7 +92,7 @@ def _record_file(embedder, ctx: ReleaseContext, config, reading_units: tuple | N
     folder = getattr(embedder.cache, "directory", None)
     if folder is None:
         return None
-    settings = {k: v for k, v in config.to_dict().items() if k not in ("out",)}
+    settings = candidate_settings(config)
     h = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode())
     for chunk in ctx.chunks:
         h.update(repr((chunk.chunk_id, chunk.doc_id, chunk.text, chunk.protected,
