@@ -352,17 +352,17 @@ def todo_list(after) -> pd.DataFrame:
         "n_chunks": "passages", "n_changed": "changed by the release"})
 
 
-@st.cache_data(show_spinner="Explaining what gave each document away…", max_entries=16)
-def _document_views(key: str, changes: str, _scorer, _changed: dict[int, str]) -> dict:
+@st.cache_data(show_spinner="Explaining what gave this document away…", max_entries=64)
+def _document_view(key: str, changes: str, doc_id: str, _scorer, _changed: dict[int, str]):
     from neswap_core.measure.explain import document_views
 
-    return {v.doc_id: v for v in document_views(_scorer, _changed, n_chunks=5, n_words=12)}
+    return document_views(_scorer, _changed, n_chunks=5, n_words=12, doc_ids=[doc_id])[0]
 
 
 def document_evidence(att: Attack, changed: dict[int, str], chunk_ids: list[str],
                       doc_id: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The released passages of a document that gave its company away, and the words that weighed most."""
-    view = _document_views(att.key, changes_key(changed), att.scorer, changed)[doc_id]
+    view = _document_view(att.key, changes_key(changed), doc_id, att.scorer, changed)
     c = view.chunks
     passages = pd.DataFrame({
         "passage": [chunk_ids[int(p)] for p in c["position"]],

@@ -5,6 +5,7 @@ from __future__ import annotations
 from math import comb
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from neswap_core.errors import ConfigError, FitError
@@ -232,6 +233,11 @@ def test_naming_terms_are_the_released_words_that_weigh_most_for_the_true_compan
     # the same words as the per-document view of the attack shows
     view = next(v for v in document_views(scorer, changed, n_words=5) if v.doc_id == "Acme_0")
     assert list(view.words.index) == list(after.index)
+    # one document's view alone (the app's) is that same view
+    (alone,) = document_views(scorer, changed, n_words=5, doc_ids=["Acme_0"])
+    assert (alone.doc_id, alone.named, alone.predicted) == (view.doc_id, view.named, view.predicted)
+    pd.testing.assert_frame_equal(alone.chunks, view.chunks)
+    pd.testing.assert_series_equal(alone.words, view.words)
     with pytest.raises(ConfigError, match="not in the attacked corpus"):
         naming_terms(scorer, {}, "Nobody_0")
 

@@ -9,7 +9,7 @@ blind to that chunk).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,8 +86,10 @@ def document_views(
     *,
     n_chunks: int = 3,
     n_words: int = 10,
+    doc_ids: Sequence[str] | None = None,
 ) -> list[DocumentView]:
-    """One ``DocumentView`` per document of the corpus, in document order."""
+    """One ``DocumentView`` per document of the corpus, or of ``doc_ids`` only, in document
+    order (the app shows one document: explaining all of them took minutes on a big corpus)."""
     changed = changed or {}
     texts, log_p = _released(scorer, changed)
     # named / predicted as the scorer measures documents (sums of chunk log-probabilities, or a
@@ -96,7 +98,10 @@ def document_views(
     changed_pos = set(scorer._changed(changed)[0].tolist())
     views = []
     members = document_rows(scorer.doc_index_, len(scorer.documents_))
+    wanted = None if doc_ids is None else {str(d) for d in doc_ids}
     for d, doc_id in enumerate(scorer.documents_):
+        if wanted is not None and str(doc_id) not in wanted:
+            continue
         rows = members[d]
         y = scorer.doc_y_[d]
         true_lp = log_p[rows, y] if y >= 0 else np.full(len(rows), -np.inf)
