@@ -1,8 +1,9 @@
 """Cached calls into neswap_core for the pages, each keyed by exactly the inputs it depends on.
 
-Models: ``st.cache_resource``. Data (corpus, chunks, z, tables): ``st.cache_data``
-with string/tuple keys; embeddings in process memos (``_Memo``, one read-only array each); large objects are passed as ``_underscored`` arguments so that
-Streamlit does not hash them. Fitted mixtures and sweeps hold numpy state plus an embedding
+Models: ``st.cache_resource``. The corpus, its chunks and their embeddings: process memos
+(``process_cached``, ``_Memo``: one object per server process, never copied); small tables:
+``st.cache_data`` with string/tuple keys; large objects are passed as ``_underscored``
+arguments so that they are not hashed. Fitted mixtures and sweeps hold numpy state plus an embedding
 function, so they are kept with ``st.cache_resource`` (keyed by their settings) and the
 mixture is also saved in the workspace, so a restart does not refit.
 Changing the trade-off line or N only calls ``Sweep.table`` / ``choose_release``: no refit,
@@ -11,7 +12,9 @@ no re-embedding.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
 import io
 import json
 import os
@@ -57,6 +60,59 @@ def digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+class _Memo:
+    """A process-wide cache by key, like ``st.cache_resource`` but without replaying elements.
+
+    The sweep and the plan candidates draw a progress bar that lives outside them; Streamlit's
+    caches record elements drawn inside a cached call and fail to replay ones whose block was
+    made outside (``CacheReplayClosureError`` on the next session's cache hit).
+    """
+
+    def __init__(self, max_entries: int) -> None:
+        self.max_entries = max_entries
+        self.values: OrderedDict[str, Any] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: str, make: Callable[[], Any]) -> Any:
+        with self.lock:
+            if key in self.values:
+                self.values.move_to_end(key)
+                return self.values[key]
+        value = make()
+        with self.lock:
+            self.values[key] = value
+            while len(self.values) > self.max_entries:
+                self.values.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        with self.lock:
+            self.values.clear()
+
+
+def process_cached(max_entries: int):
+    """``st.cache_data`` for the corpus and its chunks, without the copies: keyed the same way
+    (the arguments whose names do not start with ``_``), but the value is kept once per server
+    process and every call gets that same object (issue 21). A ``st.cache_data`` hit unpickles
+    the value: the chunks of 10,000 passages cost 0.4–1 s per call, several calls per page run,
+    ten times that at 100,000. Callers never change these values in place. ``.clear()`` empties it."""
+    def wrap(fn: Callable) -> Callable:
+        signature = inspect.signature(fn)
+        memo = _Memo(max_entries)
+
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            key = repr([(n, v) for n, v in bound.arguments.items() if not n.startswith("_")])
+            return memo.get(key, lambda: fn(*args, **kwargs))
+
+        call.clear = memo.clear  # type: ignore[attr-defined]
+        return call
+
+    return wrap
+
+
 # --- models ---------------------------------------------------------------------------------------
 def embedder(backend: str = DEFAULT_EMBEDDING_BACKEND):
     """The sentence encoder of the run's ``embedding_backend`` ("auto" resolved on this machine:
@@ -98,7 +154,7 @@ def unpack_uploads(payload: bytes) -> list[tuple[str, bytes]]:
         return [(n, zf.read(n)) for n in zf.namelist()]
 
 
-@st.cache_data(show_spinner="Reading the corpus…", max_entries=8)
+@process_cached(max_entries=8)
 def load_source(source: str, protect: str, _payload: bytes | None = None) -> Corpus:
     """The corpus named by ``source`` ("sample" or "upload:<sha>" with its payload)."""
     from neswap_core.text.loading import load_corpus, load_uploaded
@@ -107,10 +163,11 @@ def load_source(source: str, protect: str, _payload: bytes | None = None) -> Cor
         return load_corpus(SAMPLE_DIR, protect=protect)
     if _payload is None:
         raise ValueError("uploaded corpus without its files")
-    return load_uploaded(unpack_uploads(_payload), protect=protect)
+    with st.spinner("Reading the corpus…"):
+        return load_uploaded(unpack_uploads(_payload), protect=protect)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@process_cached(max_entries=8)
 def clean(source: str, protect: str, _corpus: Corpus, _progress: Callable | None = None
           ) -> CleanCorpus:
     nlp = _ReportingNer(ner_model(), _progress, "sentences read for executives' names")
@@ -154,14 +211,14 @@ class _Reporting:
         return self.model.encode(texts, *args, progress=tick, **kwargs)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@process_cached(max_entries=8)
 def distances(source: str, protect: str, buffer: int, backend: str, _clean: CleanCorpus,
               _progress: Callable | None = None):
     model = _Reporting(embedder(backend), _progress, "sentence groups embedded")
     return sentence_distances(_clean.corpus, model, buffer)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@process_cached(max_entries=4)
 def tagged_chunks(chunks_key: str, threshold: float, _clean: CleanCorpus, _chunked,
                   _label_map: dict, _progress: Callable | None = None) -> list[Chunk]:
     """The chunks cut at ``threshold`` from ``_chunked`` with NER entities, cached by
@@ -172,7 +229,7 @@ def tagged_chunks(chunks_key: str, threshold: float, _clean: CleanCorpus, _chunk
     return tag_entities(chunks, nlp, _label_map, CACHE_DIR)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)  # no model: fast
+@process_cached(max_entries=4)  # no model: fast
 def corrected_chunks(chunks_key: str, corrections_key: str, _chunks: list[Chunk], _corrections: list) -> list[Chunk]:
     from neswap_core.text.corrections import apply_corrections
 
@@ -225,36 +282,6 @@ AUTO_LINE = "trade_off_c_auto"
 #: Sweep keys computed in this server process: the sidebar shows release numbers only for
 #: these, so it never starts a long computation itself.
 SWEEPS_READY: set[str] = set()
-
-
-class _Memo:
-    """A process-wide cache by key, like ``st.cache_resource`` but without replaying elements.
-
-    The sweep and the plan candidates draw a progress bar that lives outside them; Streamlit's
-    caches record elements drawn inside a cached call and fail to replay ones whose block was
-    made outside (``CacheReplayClosureError`` on the next session's cache hit).
-    """
-
-    def __init__(self, max_entries: int) -> None:
-        self.max_entries = max_entries
-        self.values: OrderedDict[str, Any] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key: str, make: Callable[[], Any]) -> Any:
-        with self.lock:
-            if key in self.values:
-                self.values.move_to_end(key)
-                return self.values[key]
-        value = make()
-        with self.lock:
-            self.values[key] = value
-            while len(self.values) > self.max_entries:
-                self.values.popitem(last=False)
-        return value
-
-    def clear(self) -> None:
-        with self.lock:
-            self.values.clear()
 
 
 _SWEEPS = _Memo(16)

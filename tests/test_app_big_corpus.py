@@ -154,3 +154,17 @@ def test_chunks_are_cut_from_the_distances_of_the_stages_own_backend(monkeypatch
     finally:  # nothing computed with the stand-in models stays in this process's caches
         for cached in (ap.clean, ap.distances, ap.tagged_chunks):
             cached.clear()
+
+
+def test_the_corpus_and_its_chunks_are_one_object_per_server_process(tmp_path, monkeypatch):
+    """Issue 21: ``st.cache_data`` unpickled a fresh copy on every hit (the chunks of 10,000
+    passages: 0.4–1 s a call, several calls per page run); now every call, page and session
+    gets the same objects."""
+    from appkit.state import settings
+    from tests.app_workspace import small_workspace
+
+    ws = small_workspace(tmp_path, monkeypatch)
+    stage, again = ap.Stage(settings(ws), ws), ap.Stage(settings(ws), ws)
+    for step in ("corpus", "clean", "chunked", "raw_chunks", "chunks"):
+        assert getattr(stage, step)() is getattr(again, step)(), step
+    assert [c.chunk_id for c in stage.chunks()] == [c.chunk_id for c in stage.raw_chunks()]
