@@ -154,17 +154,49 @@ def unpack_uploads(payload: bytes) -> list[tuple[str, bytes]]:
         return [(n, zf.read(n)) for n in zf.namelist()]
 
 
+def kept(kind: str, parts: list, compute: Callable[[], Any], *, backend: str | None = None) -> Any:
+    """``compute()``, kept on disk as well (``CACHE_DIR``/memo/app_<kind>) under ``parts``, the
+    models that made it (the NER pipeline's fingerprint; the encoder of ``backend``) and the
+    core's code: a restarted server reads the corpus and its chunks back instead of parsing,
+    looking up and tagging every passage again (issue 21: at 10k chunks about 4 s of each
+    page's first draw after a restart, ten times that at 100k). ``parts`` must name the value's
+    inputs by content (an upload's content key, ``corpus_digest``), never by a path."""
+    from neswap_core.disk_memo import DiskMemo, content_key
+    from neswap_core.text.entity_cache import pipeline_fingerprint
+
+    models = [pipeline_fingerprint(ner_model(), {})]
+    if backend is not None:
+        encoder = embedder(backend)
+        models += [str(getattr(encoder, "model_name", "")), str(getattr(encoder, "backend", ""))]
+    key = content_key("app", kind, parts, models)
+    return DiskMemo(CACHE_DIR, f"app_{kind}", max_entries=4).get_or_compute(key, compute)
+
+
+def corpus_digest(corpus: Corpus) -> str:
+    """A digest of a corpus's documents (ids, protected values, texts): the content key of
+    everything computed from it (``kept``)."""
+    from neswap_core.disk_memo import texts_digest
+
+    return texts_digest(part for d in corpus.documents
+                        for part in (d.doc_id, repr(sorted(d.metadata.items())), d.text))
+
+
 @process_cached(max_entries=8)
 def load_source(source: str, protect: str, _payload: bytes | None = None) -> Corpus:
-    """The corpus named by ``source`` ("sample" or "upload:<sha>" with its payload)."""
+    """The corpus named by ``source`` ("sample" or "upload:<sha>" with its payload; an upload's
+    parsed corpus is ``kept`` on disk by its content key)."""
     from neswap_core.text.loading import load_corpus, load_uploaded
 
     if source == "sample":
         return load_corpus(SAMPLE_DIR, protect=protect)
     if _payload is None:
         raise ValueError("uploaded corpus without its files")
-    with st.spinner("Reading the corpus…"):
-        return load_uploaded(unpack_uploads(_payload), protect=protect)
+    payload = _payload
+
+    def parse() -> Corpus:  # announced by Stage.load's progress display ("reading the corpus")
+        return load_uploaded(unpack_uploads(payload), protect=protect)
+
+    return kept("corpus", [source, protect], parse)
 
 
 @process_cached(max_entries=8)
@@ -215,18 +247,23 @@ class _Reporting:
 def distances(source: str, protect: str, buffer: int, backend: str, _clean: CleanCorpus,
               _progress: Callable | None = None):
     model = _Reporting(embedder(backend), _progress, "sentence groups embedded")
-    return sentence_distances(_clean.corpus, model, buffer)
+    return kept("distances", [corpus_digest(_clean.corpus), buffer],
+                lambda: sentence_distances(_clean.corpus, model, buffer), backend=backend)
 
 
 @process_cached(max_entries=4)
-def tagged_chunks(chunks_key: str, threshold: float, _clean: CleanCorpus, _chunked,
+def tagged_chunks(chunks_key: str, threshold: float, backend: str, _clean: CleanCorpus, _chunked,
                   _label_map: dict, _progress: Callable | None = None) -> list[Chunk]:
     """The chunks cut at ``threshold`` from ``_chunked`` with NER entities, cached by
     ``Stage.chunks_key``: it names everything the cut depends on, the sentence distances'
     backend and buffer included (a run on another backend used to get these chunks)."""
-    chunks = chunks_at(_clean.corpus, _chunked, threshold)
-    nlp = _ReportingNer(ner_model(), _progress, "passages tagged")
-    return tag_entities(chunks, nlp, _label_map, CACHE_DIR)
+    def tag() -> list[Chunk]:
+        chunks = chunks_at(_clean.corpus, _chunked, threshold)
+        nlp = _ReportingNer(ner_model(), _progress, "passages tagged")
+        return tag_entities(chunks, nlp, _label_map, CACHE_DIR)
+
+    return kept("chunks", [chunks_key, corpus_digest(_clean.corpus), threshold,
+                           sorted(_label_map.items())], tag, backend=backend)
 
 
 @process_cached(max_entries=4)  # no model: fast
@@ -249,8 +286,13 @@ def chunk_embeddings(chunks_key: str, backend: str, _chunks: list[Chunk],
     150 MB each, plus the pickled bytes, up to ``max_entries`` times); a process memo returns the
     same object to every page and session.
     """
-    return _EMBEDDINGS.get(chunks_key, lambda: _read_only(
-        embed_chunks(_chunks, _Reporting(embedder(backend), _progress, "passages embedded"))))
+    from neswap_core.disk_memo import texts_digest
+
+    def embed() -> np.ndarray:
+        return embed_chunks(_chunks, _Reporting(embedder(backend), _progress, "passages embedded"))
+
+    return _EMBEDDINGS.get(chunks_key, lambda: _read_only(kept(
+        "embeddings", [chunks_key, texts_digest(c.text for c in _chunks)], embed, backend=backend)))
 
 
 def role_inputs(key: str, backend: str, _chunks: list[Chunk], _x: np.ndarray, _roles: dict,
@@ -258,10 +300,17 @@ def role_inputs(key: str, backend: str, _chunks: list[Chunk], _x: np.ndarray, _r
     """Pre-swap chunks and vectors (C/U operators applied); the vectors are ``_x`` itself when the
     roles change no text, else one read-only array with the changed rows re-embedded (progress
     announced by Stage.load)."""
-    def make():
+    from neswap_core.disk_memo import texts_digest
+
+    def apply() -> tuple[list[Chunk], np.ndarray | None]:
         model = _Reporting(embedder(backend), _progress, "passages re-embedded with placeholders")
         chunks, x = release_inputs(_chunks, _x, _roles, model.encode)
-        return chunks, (x if x is _x else _read_only(x))
+        return chunks, (None if x is _x else x)  # None: the chunks' own vectors
+
+    def make():
+        chunks, x = kept("pre_swap", [key, texts_digest(c.text for c in _chunks)], apply,
+                         backend=backend)
+        return chunks, (_x if x is None else _read_only(x))
 
     return _PRE_SWAP.get(key, make)
 
@@ -397,7 +446,7 @@ class Stage:
 
     def raw_chunks(self, progress: Callable | None = None) -> list[Chunk]:
         """Chunks with NER entities, before the analyst's corrections."""
-        return tagged_chunks(self.chunks_key, float(self.settings["threshold"]), self.clean(),
+        return tagged_chunks(self.chunks_key, float(self.settings["threshold"]), self.backend, self.clean(),
                              self.chunked(), self.config.prepare.label_map, progress)
 
     def corrections(self) -> list:

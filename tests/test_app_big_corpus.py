@@ -168,3 +168,40 @@ def test_the_corpus_and_its_chunks_are_one_object_per_server_process(tmp_path, m
     for step in ("corpus", "clean", "chunked", "raw_chunks", "chunks"):
         assert getattr(stage, step)() is getattr(again, step)(), step
     assert [c.chunk_id for c in stage.chunks()] == [c.chunk_id for c in stage.raw_chunks()]
+
+
+def test_a_restarted_server_reads_the_corpus_and_its_chunks_back_from_disk(tmp_path, monkeypatch):
+    """Issue 21: after a restart every page's first draw parsed the upload, looked up every
+    sentence group and passage in the caches and tagged every passage again (about 4 s at 10k
+    chunks, ten times that at 100k); now it reads those steps' results back (``kept``)."""
+    import neswap_core.text.loading as loading
+    from appkit.state import settings
+    from tests.app_workspace import small_workspace
+    from tests.test_app_check import restart_server
+
+    ws = small_workspace(tmp_path, monkeypatch)
+    files = [(p.relative_to(ap.SAMPLE_DIR).as_posix(), p.read_bytes())
+             for p in sorted(ap.SAMPLE_DIR.rglob("*")) if p.suffix == ".csv" or p.parent.name == "docs"]
+    key, payload = ap.pack_uploads(files)
+    ws.put_artifact("upload", key, payload)
+    ws.update_settings({"corpus_source": key, "roles": {"Date": "C"}})  # C: re-embedded text
+    steps = ("corpus", "chunked", "raw_chunks", "embeddings", "pre_swap")
+    first = {step: getattr(ap.Stage(settings(ws), ws), step)() for step in steps}
+
+    def again(*args, **kwargs):
+        raise AssertionError("computed again after a restart")
+
+    restart_server()
+    monkeypatch.setattr(loading, "load_uploaded", again)
+    for name in ("sentence_distances", "chunks_at", "tag_entities", "embed_chunks", "release_inputs"):
+        monkeypatch.setattr(ap, name, again)
+    stage = ap.Stage(settings(ws), ws)
+    assert stage.corpus() == first["corpus"]
+    assert [c.text for c in stage.raw_chunks()] == [c.text for c in first["raw_chunks"]]
+    assert stage.raw_chunks() == first["raw_chunks"]  # entities too
+    np.testing.assert_array_equal(stage.embeddings(), first["embeddings"])
+    pre_chunks, pre_x = stage.pre_swap()
+    assert pre_chunks == first["pre_swap"][0]
+    np.testing.assert_array_equal(pre_x, first["pre_swap"][1])
+    assert not pre_x.flags.writeable
+    assert pre_x is not stage.embeddings()  # the Date role rewrote some passages
