@@ -377,11 +377,19 @@ def document_evidence(att: Attack, changed: dict[int, str], chunk_ids: list[str]
 # --- the frontier's measured axes -------------------------------------------------------------------------
 @st.cache_data(show_spinner="Measuring the attacker's accuracy on every candidate release…", max_entries=16)
 def _measured_columns(key: str, kind: str, _sweep, _table, _scorer) -> pd.DataFrame:
+    """Kept on disk as well (``pipeline.kept``): a restarted server does not score every draw
+    again."""
     from neswap_core.choose.attack_columns import draws_columns
+    from neswap_core.disk_memo import texts_digest
 
-    columns = draws_columns(_sweep, {kind: _scorer})
-    return columns[[f"chunk_accuracy_mean.{kind}", f"document_accuracy_mean.{kind}"]].set_axis(
-        ["chunk_accuracy", "document_accuracy"], axis=1)
+    from .pipeline import kept
+
+    def measure() -> pd.DataFrame:
+        columns = draws_columns(_sweep, {kind: _scorer})
+        return columns[[f"chunk_accuracy_mean.{kind}", f"document_accuracy_mean.{kind}"]].set_axis(
+            ["chunk_accuracy", "document_accuracy"], axis=1)
+
+    return kept("measured_axes", [key, kind, texts_digest(c.text for c in _sweep.ctx.chunks)], measure)
 
 
 def measured_table(stage, att: Attack, table: pd.DataFrame) -> pd.DataFrame:

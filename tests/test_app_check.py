@@ -284,12 +284,13 @@ def restart_server() -> None:
                     value.clear()
 
 
-@pytest.mark.parametrize("page", ["7_check", "6_export"])
+@pytest.mark.parametrize("page", ["7_check", "6_export", "5_frontier"])
 def test_a_restarted_server_draws_the_page_without_measuring_again(workspace, monkeypatch, page):
     """Issue 21 (first draw on a big workspace): the candidates' tables (the Export page's
     measured by every attacker) and the audits are kept on disk, so a restarted server only
     reads them (they were measured again on every restart: minutes on a big corpus)."""
     first = run_page(page)
+    import neswap_core.choose.attack_columns as attack_columns
     import neswap_core.choose.candidates as candidates_mod
     import neswap_core.measure.audit as audit_mod
 
@@ -299,6 +300,7 @@ def test_a_restarted_server_draws_the_page_without_measuring_again(workspace, mo
     restart_server()
     monkeypatch.setattr(candidates_mod, "candidate_table", again)
     monkeypatch.setattr(audit_mod.RenyiAudit, "fit", again)
+    monkeypatch.setattr(attack_columns, "draws_columns", again)  # the frontier's measured axes
     second = run_page(page)
     def shown(at: AppTest) -> list[tuple[str, str]]:
         return [(kind, f"{getattr(e, 'label', '')}: {e.value}")
