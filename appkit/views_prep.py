@@ -384,14 +384,22 @@ def typical_chunks(
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def cached_pca(key: str, _x: np.ndarray) -> np.ndarray:
-    """``pca_2d`` cached by the embeddings' key."""
-    return pca_2d(_x)
+    """``pca_2d`` cached by the embeddings' key, and on disk by their content (``kept``: the SVD
+    of 100,000 passages takes seconds, and a restarted server made it again)."""
+    from .pipeline import kept
+
+    return kept("pca", [np.ascontiguousarray(_x)], lambda: pca_2d(_x))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def cluster_descriptions(key: str, _texts: Sequence[str], _x: np.ndarray, _labels: np.ndarray,
                          _means: np.ndarray):
-    """``describe_clusters`` (characteristic words, typical passage) cached by the mixture's key."""
+    """``describe_clusters`` (characteristic words, typical passage) cached by the mixture's key,
+    and on disk by the texts, the labels and the means (``kept``; the vectors are the mixture's)."""
+    from neswap_core.disk_memo import texts_digest
     from neswap_core.models.cluster_description import describe_clusters
 
-    return describe_clusters(_texts, _x, _labels, _means)
+    from .pipeline import kept
+
+    return kept("clusters", [key, texts_digest(_texts), np.asarray(_labels), np.asarray(_means)],
+                lambda: describe_clusters(_texts, _x, _labels, _means))
