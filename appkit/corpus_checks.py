@@ -16,6 +16,8 @@ from neswap_core.generate.releases import check_swap_entities
 from neswap_core.text.duplicates import cluster_count_advice, duplicates_message
 from neswap_core.text.loading import check_swappable
 
+from .pipeline import _Memo, digest
+
 
 def _message(check, *args) -> str | None:
     try:
@@ -42,7 +44,19 @@ def duplicate_problem(passages: dict[str, list[str]], k: int) -> str | None:
 
 
 def corpus_problems(stage, entities: bool = True, documents: bool = True) -> list[str]:
-    """Sentences for the problems of the stage's corpus (empty when there is none)."""
+    """Sentences for the problems of the stage's corpus (empty when there is none), checked once
+    per corpus, chunks and settings in a server process (every page runs this first: at 100,000
+    passages the checks took about 2 s of each run)."""
+    s = stage.settings
+    key = digest([stage.chunks_key, stage.corrections_key, s["roles"], int(s["n_components"]),
+                  entities, documents])
+    return list(_PROBLEMS.get(key, lambda: _problems(stage, entities, documents)))
+
+
+_PROBLEMS = _Memo(16)
+
+
+def _problems(stage, entities: bool, documents: bool) -> list[str]:
     out = []
     if documents and (m := _message(check_swappable, stage.corpus())):
         out.append(m)

@@ -182,16 +182,19 @@ def corpus_digest(corpus: Corpus) -> str:
 
 
 @process_cached(max_entries=8)
-def load_source(source: str, protect: str, _payload: bytes | None = None) -> Corpus:
-    """The corpus named by ``source`` ("sample" or "upload:<sha>" with its payload; an upload's
-    parsed corpus is ``kept`` on disk by its content key)."""
+def load_source(source: str, protect: str,
+                _payload: bytes | Callable[[], bytes | None] | None = None) -> Corpus:
+    """The corpus named by ``source`` ("sample" or "upload:<sha>" with its payload, or a function
+    reading it: read only when the corpus is not in memory, since an upload of 100,000 passages
+    is 50 MB read from the workspace on every page run; an upload's parsed corpus is ``kept`` on
+    disk by its content key)."""
     from neswap_core.text.loading import load_corpus, load_uploaded
 
     if source == "sample":
         return load_corpus(SAMPLE_DIR, protect=protect)
-    if _payload is None:
+    payload = _payload() if callable(_payload) else _payload
+    if payload is None:
         raise ValueError("uploaded corpus without its files")
-    payload = _payload
 
     def parse() -> Corpus:  # announced by Stage.load's progress display ("reading the corpus")
         return load_uploaded(unpack_uploads(payload), protect=protect)
@@ -419,7 +422,7 @@ class Stage:
 
     # stages ----------------------------------------------------------------------------------
     def corpus(self) -> Corpus:
-        return load_source(self.source, self.protect, self._payload())
+        return load_source(self.source, self.protect, self._payload)
 
     def clean(self, progress: Callable | None = None) -> CleanCorpus:
         return clean(self.source, self.protect, self.corpus(), progress)

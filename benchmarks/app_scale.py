@@ -51,9 +51,30 @@ def _environment(workdir: Path) -> dict[str, str]:
             "NESWAP_CACHE_DIR": str(workdir / "cache")}
 
 
-def set_up(n: int, workdir: Path) -> dict:
+def tiled_folder(source: Path, tiles: int, folder: Path) -> Path:
+    """``tiles`` copies of the corpus folder ``source`` (manifest.csv + <doc_id>.txt) under
+    fresh document ids and companies: the same texts, so the copies' sentence groups, passages
+    and entities are in ``source``'s caches (a big workspace without hours of embedding)."""
+    import csv
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(source / "manifest.csv", newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    with open(folder / "manifest.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        for r in range(tiles):
+            for row in rows:
+                doc_id = f"{row['doc_id']}R{r}"
+                writer.writerow({**row, "doc_id": doc_id, "company": f"{row['company']} R{r}"})
+                (folder / f"{doc_id}.txt").write_bytes((source / f"{row['doc_id']}.txt").read_bytes())
+    return folder
+
+
+def set_up(n: int, workdir: Path, tile_from: Path | None = None, tiles: int = 10) -> dict:
     """The synthetic corpus uploaded into a fresh workspace, and the disk caches filled by the
-    CLI's preparation chain on every core."""
+    CLI's preparation chain on every core. With ``tile_from`` (a workdir of this benchmark):
+    ``tiles`` copies of its corpus, its caches copied first (the preparation then reads them)."""
     os.environ.update(_environment(workdir))
     sys.path.insert(0, str(ROOT))
     from appkit.pipeline import pack_uploads
@@ -70,9 +91,15 @@ def set_up(n: int, workdir: Path) -> dict:
     )
     from neswap_core.workspace.store import Workspace
 
-    pool = sentence_pool(clean_corpus(load_corpus(DEV)).corpus)
-    folder = write_corpus_folder(synthetic_corpus(pool, documents_for_chunks(n), random_state=n),
-                                 workdir / "corpus")
+    if tile_from is not None:
+        import shutil
+
+        shutil.copytree(tile_from / "cache", workdir / "cache", dirs_exist_ok=True)
+        folder = tiled_folder(tile_from / "corpus", tiles, workdir / "corpus")
+    else:
+        pool = sentence_pool(clean_corpus(load_corpus(DEV)).corpus)
+        folder = write_corpus_folder(synthetic_corpus(pool, documents_for_chunks(n), random_state=n),
+                                     workdir / "corpus")
     files = [(p.name, p.read_bytes()) for p in sorted(folder.iterdir())]
     key, payload = pack_uploads(files)
     ws = Workspace.open(workdir / "workspace")
@@ -85,6 +112,7 @@ def set_up(n: int, workdir: Path) -> dict:
     start = time.perf_counter()
     prepared = prepare(corpus, cfg, embedder=embedder, processes=default_processes())
     return {"documents": len(corpus), "chunks": len(prepared.chunks),
+            "tiled_from": None if tile_from is None else f"{tile_from} x{tiles}",
             "upload_mb": round(len(payload) / 1e6, 1),
             "prepare_s": round(time.perf_counter() - start, 1)}
 
@@ -134,6 +162,10 @@ def main() -> int:
     parser.add_argument("--settings", type=json.loads, default={},
                         help='workspace settings as JSON, e.g. \'{"max_document_accuracy": 1.0}\'')
     parser.add_argument("--setup-only", action="store_true", help="stop after preparing")
+    parser.add_argument("--tile-from", type=Path,
+                        help="a workdir of this benchmark: its corpus copied --tiles times "
+                             "under fresh ids and companies, its caches re-used")
+    parser.add_argument("--tiles", type=int, default=10)
     parser.add_argument("--fresh-only", action="store_true",
                         help="skip the first visit (a workdir whose first visit was made)")
     parser.add_argument("--pages", nargs="+", default=PAGES, choices=PAGES,
@@ -152,7 +184,7 @@ def main() -> int:
 
         workdir = workdir or Path(tempfile.mkdtemp(prefix="neswap-app-scale-"))
         workdir.mkdir(parents=True, exist_ok=True)
-        result["set_up"] = set_up(args.chunks, workdir)
+        result["set_up"] = set_up(args.chunks, workdir, args.tile_from, args.tiles)
         print(f"set up in {workdir}: {result['set_up']}", flush=True)
     if args.settings:
         sys.path.insert(0, str(ROOT))

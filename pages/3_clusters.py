@@ -7,13 +7,13 @@ import streamlit as st
 from appkit.corpus_checks import show_corpus_problems
 from appkit.state import bind, current, save_settings
 from appkit.views_prep import (
-    cached_pca,
+    cached_map,
     chunk_label,
     cluster_descriptions,
     cluster_table,
     document_numbers,
     fit_with_warnings,
-    map_frame,
+    memberships,
     typical_chunks,
 )
 from appkit.widgets import fmt_number, highlight, md_text, progress_display, user_errors
@@ -143,8 +143,7 @@ if ws.get_artifact("mixture", stage.mixture_key) is None:
     st.stop()
 with user_errors():
     mixture, _ = fit_with_warnings(stage)
-labels = np.asarray(mixture.predict(x))
-proba = mixture.predict_proba(x) if hasattr(mixture, "predict_proba") else None
+labels, proba = memberships(stage.mixture_key, mixture, x)
 
 # --- convergence ---------------------------------------------------------------------------------
 st.subheader("Fit")
@@ -277,7 +276,7 @@ st.caption(
     "Each point is a chunk, placed by the first two principal components of its "
     "embedding (similar meaning → close together); colour = cluster. Hover for the text."
 )
-points = map_frame(chunks, cached_pca(stage.roles_key, x), labels)
+points = cached_map(stage.mixture_key, chunks, x, labels)
 fig = px.scatter(
     points,
     x="PC 1",

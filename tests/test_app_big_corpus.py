@@ -205,3 +205,44 @@ def test_a_restarted_server_reads_the_corpus_and_its_chunks_back_from_disk(tmp_p
     np.testing.assert_array_equal(pre_x, first["pre_swap"][1])
     assert not pre_x.flags.writeable
     assert pre_x is not stage.embeddings()  # the Date role rewrote some passages
+
+
+def test_a_page_run_does_no_work_proportional_to_the_corpus_twice(tmp_path, monkeypatch):
+    """Issue 21, a 100k-passage workspace's new session took 4–7 s a page: each run read the
+    50 MB upload from the workspace, checked the corpus for problems, and the Clusters page
+    predicted every passage's cluster and escaped every passage for its map. Now once per
+    server process (per corpus, chunks, settings and mixture)."""
+    import appkit.corpus_checks as checks
+    import appkit.views_prep as vp
+    from appkit.state import settings
+    from tests.app_workspace import small_workspace
+
+    ws = small_workspace(tmp_path, monkeypatch)
+    files = [(p.relative_to(ap.SAMPLE_DIR).as_posix(), p.read_bytes())
+             for p in sorted(ap.SAMPLE_DIR.rglob("*")) if p.suffix == ".csv" or p.parent.name == "docs"]
+    key, payload = ap.pack_uploads(files)
+    ws.put_artifact("upload", key, payload)
+    ws.update_settings({"corpus_source": key})
+    stage = ap.Stage(settings(ws), ws)
+    stage.corpus()
+    problems = checks.corpus_problems(stage)
+    x = stage.embeddings()
+    mixture = ap.fit_mixture(x, stage.config)
+    labels, proba = vp.memberships("m", mixture, x)
+    points = vp.cached_map("m", stage.chunks(), x, labels)
+
+    def again(*args, **kwargs):
+        raise AssertionError("done again in the same server process")
+
+    real_get = ws.get_artifact
+    monkeypatch.setattr(ws, "get_artifact", lambda kind, key: again() if kind == "upload" else real_get(kind, key))
+    monkeypatch.setattr(checks, "duplicate_problem", again)
+    monkeypatch.setattr(checks, "check_swappable", again)
+    monkeypatch.setattr(vp, "map_frame", again)
+    monkeypatch.setattr(type(mixture), "predict", again)
+    next_run = ap.Stage(settings(ws), ws)
+    assert next_run.corpus() is stage.corpus()
+    assert checks.corpus_problems(next_run) == problems
+    assert vp.memberships("m", mixture, x)[0] is labels
+    assert vp.cached_map("m", next_run.chunks(), x, labels) is points
+    np.testing.assert_array_equal(labels, proba.argmax(axis=1))
