@@ -19,6 +19,7 @@ from neswap_core.config import CATEGORIES
 from neswap_core.text.corrections import EntityCorrection, passages_matched
 from neswap_core.workspace.store import Workspace
 
+from .pipeline import _Memo
 from .views_prep import chunk_label
 from .widgets import md_text
 
@@ -43,6 +44,29 @@ def entity_frame(chunks: Sequence[Chunk], numbers: dict[str, int]) -> pd.DataFra
     frame = pd.DataFrame(out, columns=["entity", "category", "mentions", "passages",
                                        "documents", "added by you"])
     return frame.sort_values(["mentions", "entity"], ascending=[False, True], ignore_index=True)
+
+
+#: Most passages the correction form offers to pick from (a select box of 100,000 passages
+#: sent every passage's preview to the browser on each run); filter the list to reach others.
+MAX_PICKABLE = 1000
+
+_TABLES = _Memo(8)
+
+
+def entity_tables(key: str, _chunks: Sequence[Chunk], _numbers: dict[str, int]
+                  ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(z, the per-category summary, the entity table) of the chunks, once per chunks and
+    corrections (``key``) and server process: each is a pass over every passage, together about
+    1 s of every run of the Entities page at 100,000 passages (issue 21)."""
+    from neswap_core.text.contingency import contingency_table
+
+    from .views_prep import entity_summary
+
+    def make():
+        z = contingency_table(_chunks)
+        return z, entity_summary(_chunks, z), entity_frame(_chunks, _numbers)
+
+    return _TABLES.get(key, make)
 
 
 def store_corrections(ws: Workspace, records: list[tuple[str, str, str, str | None]],
@@ -94,10 +118,13 @@ def correction_form(ws: Workspace, chunks: Sequence[Chunk], shown: Sequence[Chun
         c.text_input("Entity text", key="corr_text", placeholder="e.g. iX",
                      help="Exactly as in the text (case-sensitive, whole words).")
         a.radio("Where", ["everywhere", "this passage"], horizontal=True, key="corr_scope")
-        previews = {ch.chunk_id: " ".join(ch.text.split())[:50] for ch in (shown or chunks)}
+        pickable = list(shown or chunks)
+        previews = {ch.chunk_id: " ".join(ch.text.split())[:50] for ch in pickable[:MAX_PICKABLE]}
         b.selectbox("Passage (when “this passage”)", list(previews), key="corr_chunk",
                     format_func=lambda k: f"{chunk_label(k, numbers)}: {previews[k]}…",
-                    help="The passages matching the filters above.")
+                    help="The passages matching the filters above"
+                    + (f" (the first {MAX_PICKABLE:,} of {len(pickable):,}: filter the list "
+                       "to reach the others)." if len(pickable) > MAX_PICKABLE else "."))
         st.form_submit_button("Save correction", type="primary", on_click=_save_form,
                               args=(ws, chunks, numbers))
     message = st.session_state.get(MESSAGE_KEY)
@@ -161,9 +188,11 @@ def passage_fixer(ws: Workspace, chunk: Chunk, label: str) -> None:
 
 
 def entity_review(ws: Workspace, raw: Sequence[Chunk], chunks: Sequence[Chunk],
-                  numbers: dict[str, int]) -> None:
-    """Table of every entity; click a row to change its category or drop it everywhere."""
-    frame = entity_frame(chunks, numbers)
+                  numbers: dict[str, int], frame: pd.DataFrame | None = None) -> None:
+    """Table of every entity (``frame``: ``entity_frame``'s, when already made); click a row to
+    change its category or drop it everywhere."""
+    if frame is None:
+        frame = entity_frame(chunks, numbers)
     query = st.text_input("Find an entity", key="entity_query", placeholder="e.g. Azure")
     if query.strip():
         frame = frame[frame["entity"].str.contains(query.strip(), case=False, regex=False)]

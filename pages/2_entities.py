@@ -4,14 +4,14 @@ import plotly.express as px
 import streamlit as st
 
 from appkit.corpus_checks import show_corpus_problems
+from appkit.pipeline import digest
 from appkit.state import bind, current, save_settings
-from appkit.views_entities import correction_form, entity_review, passage_fixer
+from appkit.views_entities import correction_form, entity_review, entity_tables, passage_fixer
 from appkit.views_prep import (
     ROLE_HELP,
     chunk_label,
     chunks_with_categories,
     document_numbers,
-    entity_summary,
     filter_chunks,
     role_label,
     top_values,
@@ -20,7 +20,7 @@ from appkit.widgets import CATEGORY_COLORS, highlight, legend, md_text, paginate
 from neswap_core import NeswapError
 from neswap_core.config import CATEGORIES, ROLES
 from neswap_core.generate.releases import category_combinations
-from neswap_core.text.contingency import contingency_table, marginal_table
+from neswap_core.text.contingency import marginal_table
 from neswap_core.text.corrections import corrections_from_config, passages_changed
 
 PAGE_SIZE = 6
@@ -79,11 +79,10 @@ except NeswapError as exc:
     show_corrections(None)
     st.stop()
 
-z = contingency_table(chunks)
+z, summary, entities = entity_tables(digest([stage.chunks_key, stage.corrections_key]), chunks, numbers)
 
 # --- counts -------------------------------------------------------------------------------------
 st.subheader("Entities found")
-summary = entity_summary(chunks, z)
 left, right = st.columns([3, 2])
 left.dataframe(
     summary,
@@ -191,7 +190,7 @@ with st.container(height=640, border=False):
 
 # --- review and corrections ----------------------------------------------------------------------
 st.subheader("Review the entities")
-entity_review(ws, raw, chunks, numbers)
+entity_review(ws, raw, chunks, numbers, entities)
 st.subheader("Add a missed entity or drop a wrong one")
 correction_form(ws, chunks, shown, numbers)
 st.markdown("**Your corrections** (used by every later step; Undo in the sidebar)")

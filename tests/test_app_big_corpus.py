@@ -213,7 +213,9 @@ def test_a_page_run_does_no_work_proportional_to_the_corpus_twice(tmp_path, monk
     predicted every passage's cluster and escaped every passage for its map. Now once per
     server process (per corpus, chunks, settings and mixture)."""
     import appkit.corpus_checks as checks
+    import appkit.views_entities as ve
     import appkit.views_prep as vp
+    import neswap_core.text.contingency as contingency
     from appkit.state import settings
     from tests.app_workspace import small_workspace
 
@@ -230,6 +232,7 @@ def test_a_page_run_does_no_work_proportional_to_the_corpus_twice(tmp_path, monk
     mixture = ap.fit_mixture(x, stage.config)
     labels, proba = vp.memberships("m", mixture, x)
     points = vp.cached_map("m", stage.chunks(), x, labels)
+    tables = ve.entity_tables("e", stage.chunks(), {})
 
     def again(*args, **kwargs):
         raise AssertionError("done again in the same server process")
@@ -240,9 +243,39 @@ def test_a_page_run_does_no_work_proportional_to_the_corpus_twice(tmp_path, monk
     monkeypatch.setattr(checks, "check_swappable", again)
     monkeypatch.setattr(vp, "map_frame", again)
     monkeypatch.setattr(type(mixture), "predict", again)
+    monkeypatch.setattr(ve, "entity_frame", again)
+    monkeypatch.setattr(contingency, "contingency_table", again)
     next_run = ap.Stage(settings(ws), ws)
     assert next_run.corpus() is stage.corpus()
     assert checks.corpus_problems(next_run) == problems
     assert vp.memberships("m", mixture, x)[0] is labels
     assert vp.cached_map("m", next_run.chunks(), x, labels) is points
+    assert ve.entity_tables("e", next_run.chunks(), {}) is tables
+    assert tables[1].set_index("category")["chunks with ≥ 1"].to_dict() == {
+        cat: sum(any(s.category == cat for s in c.entities) for c in stage.chunks())
+        for cat in tables[1]["category"]}
     np.testing.assert_array_equal(labels, proba.argmax(axis=1))
+
+
+def _correction_form_app(folder: str, n: int) -> None:
+    from appkit.views_entities import correction_form
+    from neswap_core.corpus import Chunk
+    from neswap_core.workspace.store import Workspace
+
+    chunks = [Chunk(f"d{i}#0000", f"d{i}", 0, f"Passage number {i} about Acme.", f"c{i}", ())
+              for i in range(n)]
+    correction_form(Workspace.open(folder), chunks, [], {c.doc_id: i for i, c in enumerate(chunks)})
+
+
+def test_the_correction_form_offers_at_most_a_thousand_passages(tmp_path, monkeypatch):
+    """A select box of every passage sent 100,000 previews to the browser on each run of the
+    Entities page; now the first 1,000 of the passages matching the filters, and it says so."""
+    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])  # see the paginate test
+    at = AppTest.from_function(_correction_form_app, args=(str(tmp_path / "ws"), 1_500)).run()
+    assert not at.exception
+    box = at.selectbox(key="corr_chunk")
+    assert len(box.options) == 1_000
+    assert "first 1,000 of 1,500" in box.help
+    small = AppTest.from_function(_correction_form_app, args=(str(tmp_path / "ws2"), 12)).run()
+    assert len(small.selectbox(key="corr_chunk").options) == 12
+    assert "first" not in small.selectbox(key="corr_chunk").help
