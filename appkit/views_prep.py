@@ -168,6 +168,18 @@ def default_protect(columns: Sequence[str], current: str) -> str | None:
     return None
 
 
+_OVERVIEWS = _Memo(8)
+
+
+def document_overview(key: str, threshold: float, _raw: Corpus, _clean, _chunked
+                      ) -> tuple[int, pd.DataFrame]:
+    """(chunks at ``threshold``, ``document_table``) once per corpus and threshold (``key``) and
+    server process: both cut every document, about 1 s of each run of the Corpus page at
+    100,000 passages (issue 21)."""
+    return _OVERVIEWS.get(key, lambda: (_chunked.n_chunks(threshold),
+                                        document_table(_raw, _clean, _chunked, threshold)))
+
+
 def document_table(raw: Corpus, clean, chunked, threshold: float) -> pd.DataFrame:
     """One row per document: protected value, sizes of the kept text, Q&A marker, chunks at t."""
     pres = clean.presentation.set_index("doc_id")

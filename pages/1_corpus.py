@@ -3,13 +3,13 @@
 import streamlit as st
 
 from appkit.corpus_checks import show_corpus_problems
-from appkit.pipeline import load_source, pack_uploads
+from appkit.pipeline import digest, load_source, pack_uploads
 from appkit.state import bind, current, save_settings
 from appkit.views_prep import (
     ID_COLUMN,
     check_upload,
     default_protect,
-    document_table,
+    document_overview,
     identifier_counts,
     identifier_html,
     identifier_legend,
@@ -174,7 +174,8 @@ threshold = left.slider(
     "percentile of all such changes in the document. Higher → fewer, longer chunks. The paper "
     "uses 75.",
 )
-n_chunks = chunked.n_chunks(threshold)
+n_chunks, docs = document_overview(digest([stage.chunks_key, threshold]), threshold, raw, clean,
+                                   chunked)
 right.metric(
     "Chunks at this threshold",
     f"{n_chunks:,}",
@@ -189,7 +190,6 @@ if scoped:
         "when the threshold changes, so check them on page 2."
     )
 
-docs = document_table(raw, clean, chunked, threshold)
 st.dataframe(
     docs,
     hide_index=True,

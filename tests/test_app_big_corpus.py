@@ -233,6 +233,7 @@ def test_a_page_run_does_no_work_proportional_to_the_corpus_twice(tmp_path, monk
     labels, proba = vp.memberships("m", mixture, x)
     points = vp.cached_map("m", stage.chunks(), x, labels)
     tables = ve.entity_tables("e", stage.chunks(), {})
+    overview = vp.document_overview("o", 75.0, stage.corpus(), stage.clean(), stage.chunked())
 
     def again(*args, **kwargs):
         raise AssertionError("done again in the same server process")
@@ -244,6 +245,7 @@ def test_a_page_run_does_no_work_proportional_to_the_corpus_twice(tmp_path, monk
     monkeypatch.setattr(vp, "map_frame", again)
     monkeypatch.setattr(type(mixture), "predict", again)
     monkeypatch.setattr(ve, "entity_frame", again)
+    monkeypatch.setattr(vp, "document_table", again)
     monkeypatch.setattr(contingency, "contingency_table", again)
     next_run = ap.Stage(settings(ws), ws)
     assert next_run.corpus() is stage.corpus()
@@ -251,6 +253,8 @@ def test_a_page_run_does_no_work_proportional_to_the_corpus_twice(tmp_path, monk
     assert vp.memberships("m", mixture, x)[0] is labels
     assert vp.cached_map("m", next_run.chunks(), x, labels) is points
     assert ve.entity_tables("e", next_run.chunks(), {}) is tables
+    assert vp.document_overview("o", 75.0, next_run.corpus(), next_run.clean(), next_run.chunked()) is overview
+    assert overview[0] == stage.chunked().n_chunks(75.0) == int(overview[1]["chunks"].sum())
     assert tables[1].set_index("category")["chunks with ≥ 1"].to_dict() == {
         cat: sum(any(s.category == cat for s in c.entities) for c in stage.chunks())
         for cat in tables[1]["category"]}
