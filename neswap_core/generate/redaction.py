@@ -38,6 +38,7 @@ import numpy as np
 from ..config import MASK_PLACEHOLDER
 from ..corpus import Chunk, EntitySpan
 from ..errors import ConfigError, CorpusError, FitError
+from ..measure.term_budget import fit_within_budget
 from ..text.words import text_words, word_spans
 
 
@@ -231,7 +232,7 @@ class SmarterRedactor:
             analyzer=text_words, sublinear_tf=self.sublinear_tf, min_df=self.min_df
         )
         try:
-            x = self.vectorizer_.fit_transform(texts)
+            x = fit_within_budget(self.vectorizer_, texts, len(set(labels)))
         except ValueError as exc:
             raise FitError(
                 f"No words to learn from: {exc}. Check that the texts are not empty."

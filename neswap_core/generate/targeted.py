@@ -46,6 +46,7 @@ import numpy as np
 from ..config import DEFAULT_TARGETED_MARGIN
 from ..corpus import Chunk
 from ..errors import ConfigError, FitError
+from ..measure.term_budget import fit_within_budget
 from ..text.words import text_words, word_spans
 from .redaction import RedactionRecord, WordScore, apply_redactions, masked_count, validate_level
 
@@ -121,7 +122,7 @@ class TargetedRedactor:
         if self.margin < 0 or self.n_folds < 1:
             raise ConfigError("Targeted redaction needs margin >= 0 and n_folds >= 1.")
         self.vectorizer_ = TfidfVectorizer(analyzer=text_words, sublinear_tf=True)
-        x = self.vectorizer_.fit_transform(texts)
+        x = fit_within_budget(self.vectorizer_, texts, len(set(y)))
         self.idf_ = self.vectorizer_.idf_
         self.classes_ = np.array(sorted(set(y)), dtype=object)
         self.folds_ = (fold_assignment(y if groups is None else groups, self.n_folds, self.random_state) if self.n_folds > 1

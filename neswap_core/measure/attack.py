@@ -39,6 +39,7 @@ from sklearn.linear_model import LogisticRegression
 
 from ..errors import FitError
 from . import row_memo
+from .term_budget import fit_within_budget
 
 #: log(1e-300): the log-probability of a class a fold model never saw (keeps sums finite).
 LOG_FLOOR = float(np.log(1e-300))
@@ -111,7 +112,7 @@ class TextAttacker(BaseEstimator):
             ngram_range=tuple(self.ngram_range), min_df=self.min_df, sublinear_tf=True
         )
         try:
-            X = self.vectorizer_.fit_transform(texts)
+            X = fit_within_budget(self.vectorizer_, texts, len(set(y)))
         except ValueError as exc:  # empty vocabulary: only placeholders / one-letter words
             raise FitError(f"The attacker found no words to learn from ({exc}).") from None
         self.model_ = LogisticRegression(

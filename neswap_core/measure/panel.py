@@ -45,6 +45,7 @@ from ..config.defaults import PANEL_CORE_FAMILIES as CORE_FAMILIES
 from ..config.defaults import PANEL_EXTRA_FAMILIES as EXTRA_FAMILIES
 from . import count_delta, row_memo
 from .attack_scores import _ranks  # rank of the true class; ties count as named
+from .term_budget import fit_within_budget
 
 __all__ = ["CORE_FAMILIES", "EXTRA_FAMILIES", "AttackerPanel", "PanelScorer", "PanelScore", "make_family"]
 
@@ -120,7 +121,7 @@ class LinearTextFamily(Family):
             self.vectorizer_ = TfidfVectorizer(analyzer=self.analyzer, ngram_range=self.ngram_range,
                                                min_df=self.min_df, sublinear_tf=self.sublinear_tf,
                                                use_idf=self.use_idf)
-        x = self.vectorizer_.fit_transform(list(texts))
+        x = fit_within_budget(self.vectorizer_, list(texts), len(set(map(str, labels))))
         if self.model == "lr":
             clf = LogisticRegression(C=self.C, max_iter=2000, random_state=self.random_state)
         elif self.model == "svm":
