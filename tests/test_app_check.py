@@ -293,9 +293,9 @@ def test_a_restarted_server_draws_the_page_without_measuring_again(workspace, mo
     first = run_page(page)
     import appkit.views_prep as views_prep
     import neswap_core.choose.attack_columns as attack_columns
-    import neswap_core.models.cluster_description as cluster_description
     import neswap_core.choose.candidates as candidates_mod
     import neswap_core.measure.audit as audit_mod
+    import neswap_core.models.cluster_description as cluster_description
 
     def again(*args, **kwargs):
         raise AssertionError("measured again after a restart")
