@@ -2,7 +2,7 @@
 
     OMP_NUM_THREADS=1 nice -n 5 .venv/bin/python benchmarks/release_end_to_end.py [--corpus PATH]
         [--defaults | --rounds 6 --levels 0 0.04 0.08 0.14 --fill mask] [--processes N]
-        [--no-warm] [--log FILE]
+        [--no-warm] [--log FILE] [--keep DIR]
 
 ``--defaults`` times what a user gets with no settings (the default candidate grid, document
 defence included, and the default goal); otherwise the plan grid given.
@@ -31,6 +31,7 @@ printed figures as JSON lines.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -136,6 +137,13 @@ def release(corpus: str, cache: str, out: str, rounds: int, levels: list[float],
             "release_id": str(result.choice.release_id), "peak_gb": _peak_gb()}
 
 
+@contextlib.contextmanager
+def _kept(folder: str):
+    """A folder made for the run and left in place afterwards (``--keep``)."""
+    Path(folder).mkdir(parents=True)
+    yield folder
+
+
 def child(kind: str, args: argparse.Namespace, *extra: str) -> dict:
     """Run one measurement in a fresh Python process; its JSON result."""
     with tempfile.NamedTemporaryFile(suffix=".json") as handle:
@@ -177,6 +185,9 @@ def main() -> int:
                     help="embedding workers of the sweep (default one per CPU; 1: serial)")
     ap.add_argument("--no-warm", action="store_true", help="skip the warm re-run")
     ap.add_argument("--log", help="also append the figures as JSON lines to this file")
+    ap.add_argument("--keep", metavar="DIR",
+                    help="run in DIR (cache/, out/) and keep it, to study the run afterwards; "
+                         "DIR must not exist (the cold run needs an empty cache)")
     ap.add_argument("--child", nargs=2, metavar=("KIND", "OUT"), help=argparse.SUPPRESS)
     ap.add_argument("--cache", help=argparse.SUPPRESS)
     ap.add_argument("--release-out", help=argparse.SUPPRESS)
@@ -199,7 +210,9 @@ def main() -> int:
             f"on/off x redaction {args.levels} ({args.fill})")
     print(f"corpus {args.corpus}; {grid}; {os.cpu_count()} CPUs, load {load0[0]:.2f} {load0[1]:.2f} "
           f"{load0[2]:.2f}; OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}", flush=True)
-    with tempfile.TemporaryDirectory(prefix="neswap-e2e-") as tmp:
+    if args.keep and Path(args.keep).exists():
+        ap.error(f"--keep {args.keep} exists: the cold run needs a fresh folder")
+    with (_kept(args.keep) if args.keep else tempfile.TemporaryDirectory(prefix="neswap-e2e-")) as tmp:
         cache, out = str(Path(tmp) / "cache"), str(Path(tmp) / "out")
         before = child("anchor", args)
         print(f"anchor (before): {before['s']:.1f} s wall, {before['cpu_s']:.1f} CPU-s over "
