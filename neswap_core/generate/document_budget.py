@@ -28,6 +28,7 @@ defender).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import multiprocessing
 import os
@@ -46,6 +47,7 @@ from scipy import sparse
 from ..config.defaults import DEFAULT_DOCUMENT_CANDIDATES
 from ..corpus import Chunk
 from ..measure.panel import make_family
+from ..models.fit_processes import fit_processes, run_in_processes
 from .document import (
     DefenceParams,
     DefenceResult,
@@ -66,6 +68,11 @@ from .document_terms import (
 MEMBERS = ("word", "char", "retrieval")
 
 
+def _fit_member(name: str, random_state: int, texts: list[str], labels: list, doc_ids: list):
+    """One member of the defender on one half (a worker's call: module-level, picklable)."""
+    return make_family(name, random_state).fit(texts, labels, doc_ids)
+
+
 class DocumentDefender:
     """Ensemble of families cross-fitted on two halves of the reading (module docstring).
 
@@ -76,15 +83,17 @@ class DocumentDefender:
 
     def fit(self, texts: Sequence[str], labels: Sequence[str], doc_ids: Sequence[str]) -> DocumentDefender:
         self.half_ = reading_halves(doc_ids, labels, self.random_state)
-        self.members_ = []
+        jobs, calls = [], []  # independent fits: on every core (models.fit_processes), same bits
         for h in (0, 1):
             keep = [i for i, d in enumerate(doc_ids) if self.half_[d] == h]
             if len({labels[i] for i in keep}) < 2:
                 continue
             for name in self.members:
-                fam = make_family(name, self.random_state).fit(
-                    [texts[i] for i in keep], [labels[i] for i in keep], [doc_ids[i] for i in keep])
-                self.members_.append((name, h, fam))
+                jobs.append((name, h))
+                calls.append(functools.partial(_fit_member, name, self.random_state, [texts[i] for i in keep],
+                                               [labels[i] for i in keep], [doc_ids[i] for i in keep]))  # fmt: skip
+        fitted = run_in_processes(calls, fit_processes(len(texts), len(calls)))
+        self.members_ = [(name, h, fam) for (name, h), fam in zip(jobs, fitted, strict=True)]
         self.fingerprint_ = _hash(repr((self.members, self.random_state, list(texts), list(labels),
                                         list(doc_ids))))  # fmt: skip
         return self

@@ -39,6 +39,7 @@ from ..config import MASK_PLACEHOLDER
 from ..corpus import Chunk, EntitySpan
 from ..errors import ConfigError, CorpusError, FitError
 from ..measure.term_budget import fit_within_budget
+from ..models.blas_threads import single_blas_thread
 from ..text.words import text_words, word_spans
 
 
@@ -212,6 +213,7 @@ class SmarterRedactor:
         self.max_iter = max_iter
         self.random_state = random_state
 
+    @single_blas_thread
     def fit(self, texts: Sequence[str], labels: Sequence[str]) -> SmarterRedactor:
         """Learn the word weights from texts labelled with their protected class."""
         from sklearn.feature_extraction.text import TfidfVectorizer

@@ -47,6 +47,7 @@ from ..config import DEFAULT_TARGETED_MARGIN
 from ..corpus import Chunk
 from ..errors import ConfigError, FitError
 from ..measure.term_budget import fit_within_budget
+from ..models.blas_threads import single_blas_thread
 from ..text.words import text_words, word_spans
 from .redaction import RedactionRecord, WordScore, apply_redactions, masked_count, validate_level
 
@@ -103,6 +104,7 @@ class TargetedRedactor:
         self.max_iter = max_iter
         self.random_state = random_state
 
+    @single_blas_thread
     def fit(self, texts: Sequence[str], labels: Sequence[str],
             groups: Sequence[str] | None = None) -> TargetedRedactor:  # fmt: skip
         """Fit the word vocabulary on all texts and one model per fold (``groups``: documents)."""

@@ -28,6 +28,7 @@ class unseen by one fold model of the in-corpus attacker gets ``LOG_FLOOR`` (log
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -38,6 +39,8 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
 from ..errors import FitError
+from ..models.blas_threads import single_blas_thread
+from ..models.fit_processes import fit_processes, run_in_processes
 from . import row_memo
 from .term_budget import fit_within_budget
 
@@ -95,6 +98,7 @@ class TextAttacker(BaseEstimator):
         self.max_iter = max_iter
         self.random_state = random_state
 
+    @single_blas_thread
     def fit(self, texts: Sequence[str], labels: Sequence[str] | np.ndarray) -> TextAttacker:
         """Learn the vocabulary, idf and class weights from ``texts`` labelled by company."""
         import warnings
@@ -198,6 +202,11 @@ def _aligned(log_p: np.ndarray, model_classes: np.ndarray, classes: np.ndarray) 
     return out
 
 
+def _fit_attacker(params: dict, texts: list[str], labels: np.ndarray) -> TextAttacker:
+    """One fold's attacker (a worker's call: module-level, picklable)."""
+    return TextAttacker(**params).fit(texts, labels)
+
+
 class CrossFittedAttacker(BaseEstimator):
     """The in-corpus attacker: ``n_folds`` TextAttackers, each blind to one fold (SPEC §8).
 
@@ -231,21 +240,16 @@ class CrossFittedAttacker(BaseEstimator):
         self.folds_ = fold_assignment(y if groups is None else groups, self.n_folds,
                                       self.random_state)  # fmt: skip
         self.classes_ = np.array(sorted(set(y)), dtype=object)
-        self.models_: list[TextAttacker | None] = []
         oof = np.full((len(texts), len(self.classes_)), LOG_FLOOR)
-        for f in range(self.n_folds):
+        folds = [f for f in range(self.n_folds) if (self.folds_ == f).any()]
+        params = {"ngram_range": self.ngram_range, "min_df": self.min_df, "C": self.C,
+                  "random_state": self.random_state}
+        calls = [functools.partial(_fit_attacker, params, [texts[i] for i in np.flatnonzero(self.folds_ != f)],
+                                   y[self.folds_ != f]) for f in folds]  # fmt: skip
+        fitted = dict(zip(folds, run_in_processes(calls, fit_processes(len(texts), len(calls))), strict=True))
+        self.models_: list[TextAttacker | None] = [fitted.get(f) for f in range(self.n_folds)]
+        for f, model in fitted.items():  # independent folds: on every core (models.fit_processes)
             held = self.folds_ == f
-            if not held.any():
-                self.models_.append(None)
-                continue
-            train = np.flatnonzero(~held)
-            model = TextAttacker(
-                ngram_range=self.ngram_range,
-                min_df=self.min_df,
-                C=self.C,
-                random_state=self.random_state,
-            ).fit([texts[i] for i in train], y[train])
-            self.models_.append(model)
             oof[held] = _aligned(
                 model.predict_log_proba([texts[i] for i in np.flatnonzero(held)]),
                 model.classes_,

@@ -34,6 +34,7 @@ only called for changed texts; the ``Embedder`` caches them by text.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +44,8 @@ from scipy import sparse
 
 from ..config.defaults import PANEL_CORE_FAMILIES as CORE_FAMILIES
 from ..config.defaults import PANEL_EXTRA_FAMILIES as EXTRA_FAMILIES
+from ..models.blas_threads import single_blas_thread
+from ..models.fit_processes import fit_processes, run_in_processes
 from . import count_delta, row_memo
 from .attack_scores import _ranks  # rank of the true class; ties count as named
 from .term_budget import fit_within_budget
@@ -107,6 +110,7 @@ class LinearTextFamily(Family):
         self.model, self.C, self.sublinear_tf, self.use_idf = model, C, sublinear_tf, use_idf
         self.random_state = random_state
 
+    @single_blas_thread
     def fit(self, texts, labels, doc_ids=None, vectors=None):
         from sklearn.exceptions import ConvergenceWarning
         from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
@@ -161,6 +165,7 @@ class EmbeddingFamily(Family):
     def __init__(self, *, C=10.0, random_state=0):
         self.C, self.random_state = C, random_state
 
+    @single_blas_thread
     def fit(self, texts, labels, doc_ids=None, vectors=None):
         from sklearn.linear_model import LogisticRegression
 
@@ -171,6 +176,7 @@ class EmbeddingFamily(Family):
         self.classes_ = np.asarray(self.clf_.classes_, dtype=object)
         return self
 
+    @single_blas_thread
     def chunk_scores(self, texts, vectors=None) -> np.ndarray:
         return _softmax_log(_per_class(np.asarray(vectors, np.float64) @ self.clf_.coef_.T + self.clf_.intercept_))
 
@@ -269,6 +275,15 @@ def make_family(name: str, random_state: int = 0) -> Family:
 
 
 # --- the panel -------------------------------------------------------------------------------
+def _fit_family(name: str, random_state: int, texts, labels, doc_ids, vectors) -> tuple[Family, float]:
+    """One family fitted (a worker's call: module-level, picklable), and its seconds."""
+    import time
+
+    t0 = time.perf_counter()
+    fam = make_family(name, random_state).fit(texts, labels, doc_ids, vectors)
+    return fam, time.perf_counter() - t0
+
+
 class AttackerPanel:
     """Attackers of several families trained on one reading (module docstring).
 
@@ -281,26 +296,27 @@ class AttackerPanel:
     loaded_from_cache_: bool
     cache_seconds_: float
 
-    def __init__(self, families: Sequence[str] = CORE_FAMILIES, *, random_state: int = 0):
+    def __init__(self, families: Sequence[str] = CORE_FAMILIES, *, random_state: int = 0,
+                 processes: int | None = None):
         self.families = tuple(families)
         self.random_state = random_state
+        self.processes = processes  # fit processes (models.fit_processes; None: one per CPU)
 
     def fit(self, texts: Sequence[str], labels: Sequence[str], doc_ids: Sequence[str] | None = None,
             vectors: np.ndarray | None = None) -> AttackerPanel:
-        import time
-
+        """Fit every family on the reading; independent fits, so on every core from
+        ``models.fit_processes.MIN_TEXTS`` texts (the same bits as one after the other)."""
         texts, labels = [str(t) for t in texts], [str(v) for v in labels]
         if len(texts) != len(labels) or len(set(labels)) < 2:
             raise ValueError("the panel needs one label per text and at least two companies")
-        self.families_: dict[str, Family] = {}
-        self.fit_seconds_: dict[str, float] = {}
-        for name in self.families:
-            t0 = time.perf_counter()
-            fam = make_family(name, self.random_state)
-            if fam.needs_vectors and vectors is None:
-                continue  # no vectors given: the embedding family is left out
-            self.families_[name] = fam.fit(texts, labels, doc_ids, vectors)
-            self.fit_seconds_[name] = time.perf_counter() - t0
+        names = [n for n in self.families  # no vectors given: the embedding family is left out
+                 if vectors is not None or not make_family(n, self.random_state).needs_vectors]
+        calls = [functools.partial(_fit_family, n, self.random_state, texts, labels, doc_ids,
+                                   vectors if make_family(n, self.random_state).needs_vectors else None)
+                 for n in names]  # fmt: skip
+        fitted = run_in_processes(calls, fit_processes(len(texts), len(calls), self.processes))
+        self.families_: dict[str, Family] = {n: fam for n, (fam, _) in zip(names, fitted, strict=True)}
+        self.fit_seconds_: dict[str, float] = {n: s for n, (_, s) in zip(names, fitted, strict=True)}
         self.classes_ = np.array(sorted(set(labels)), dtype=object)
         return self
 

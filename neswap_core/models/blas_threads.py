@@ -1,0 +1,57 @@
+"""One BLAS thread for every fitted attacker and defender: the same bits on any core count
+(issue 21, SPEC §8).
+
+OpenBLAS splits a dense product between its threads and adds the partial sums in an order that
+depends on how many there are, so a logistic regression fitted with two threads differs in its
+last bits from one fitted with one (the panel's word family on 4,450 dev reading passages: the
+coefficients' absolute sum 0x1.e6643a5590f44p+15 with one thread, ...5592bdcp+15 with two).
+Attack figures, the document defence's plans and so the written release then depended on the
+machine's cores and ``OMP_NUM_THREADS``, and a disk memo filled under one setting served figures
+a cold run under the other could not reproduce. ``one_blas_thread`` pins BLAS to one thread
+for the duration of a fit or a dense scoring: the numbers no longer depend on the thread count
+(tests/test_blas_threads.py), and the fits are faster on a shared 2-core machine (TF-IDF products
+are sparse and never reach BLAS; the dense ones are small enough that a second thread only
+waits: the word family 3.2 s instead of 7.4, char 9.1 instead of 15.9, beside a busy process).
+
+The limit is BLAS's only (``user_api="blas"``): OpenMP users such as the bf16 MiniLM keep theirs.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_CONTROLLER: Any = None
+
+
+def _controller():
+    """threadpoolctl's view of the loaded BLAS libraries, made once (a scan of the process's
+    shared libraries: about a millisecond, too slow for every scoring call)."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Run the block with every loaded BLAS library on one thread (module docstring)."""
+    with _controller().limit(limits=1, user_api="blas"):
+        yield
+
+
+def single_blas_thread(fn: F) -> F:
+    """``fn`` run inside ``one_blas_thread`` (a decorator for fits and dense scorings)."""
+
+    @functools.wraps(fn)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        with one_blas_thread():
+            return fn(*args, **kwargs)
+
+    return wrapped  # type: ignore[return-value]

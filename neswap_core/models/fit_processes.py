@@ -1,0 +1,59 @@
+"""Independent model fits on every core, each the bits of the serial fit (issue 21, SPEC §8).
+
+An attacker panel fits its families one after the other, the in-corpus attacker its folds, the
+document defence's defender its members on two halves of the reading: independent fits, run on
+one core while the other waits (at 10,000 passages the in-corpus attacker's five folds alone
+took minutes). ``run_in_processes`` runs such calls in spawned worker processes. Every fit runs
+with one BLAS thread (``models.blas_threads``) wherever it runs, so a fit in a worker is the
+serial fit bit for bit (tests/test_fit_processes.py).
+
+Below ``min_texts`` training texts (a test's corpus, the bundled sample) the workers' start-up
+(importing scikit-learn, a few seconds) would cost more than the fits, and the calls run here.
+They run here too when the workers cannot start (a script without a ``__main__`` guard).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, TypeVar
+
+from .blas_threads import one_blas_thread
+
+T = TypeVar("T")
+
+#: Fewer training texts than this: the fits run in this process (module docstring).
+MIN_TEXTS = 2000
+
+
+def _call(fn: Callable[[], Any]) -> Any:
+    with one_blas_thread():
+        return fn()
+
+
+def fit_processes(n_texts: int, n_calls: int, processes: int | None = None,
+                  min_texts: int | None = None) -> int:
+    """Worker processes for ``n_calls`` fits on ``n_texts`` texts: 0 (run here) when there is
+    one call, one CPU, or fewer texts than ``min_texts`` (default ``MIN_TEXTS``)."""
+    n = (os.cpu_count() or 1) if processes is None else processes
+    if n_calls < 2 or n < 2 or n_texts < (MIN_TEXTS if min_texts is None else min_texts):
+        return 0
+    return min(n, n_calls)
+
+
+def run_in_processes(calls: Sequence[Callable[[], T]], processes: int = 0) -> list[T]:
+    """Each call's result, in order: computed in ``processes`` spawned workers (0 or 1: here),
+    the biggest first as listed by the caller; each call under one BLAS thread. Calls must be
+    picklable (``functools.partial`` of module-level functions)."""
+    if processes >= 2:
+        context = multiprocessing.get_context("spawn")  # never fork a process holding a model
+        try:
+            with ProcessPoolExecutor(processes, mp_context=context) as pool:
+                futures = [pool.submit(_call, fn) for fn in calls]
+                return [f.result() for f in futures]
+        except (BrokenProcessPool, OSError, RuntimeError):
+            pass  # the workers could not start: run here
+    return [_call(fn) for fn in calls]

@@ -1,0 +1,94 @@
+"""Independent fits on every core are the serial fits, bit for bit (models/fit_processes.py).
+
+The panel's families, the in-corpus attacker's folds and the document defender's members are
+fitted in spawned worker processes on a large reading; each test forces the workers on a small
+corpus (``MIN_TEXTS`` 0) and compares every fitted number with the fits made one after the other
+in this process.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import numpy as np
+import pytest
+
+from neswap_core.generate.document_budget import DocumentDefender
+from neswap_core.measure.attack import CrossFittedAttacker
+from neswap_core.measure.panel import AttackerPanel
+from neswap_core.models import fit_processes
+from neswap_core.models.fit_processes import run_in_processes
+
+
+def _corpus(n: int = 600, classes: int = 6, seed: int = 1):
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, classes, n)
+    texts = [" ".join([f"own{y}x{k}" for k in rng.integers(0, 30, 8)]
+                      + [f"w{k}" for k in rng.integers(0, 400, 20)]) for y in labels]  # fmt: skip
+    vectors = rng.normal(size=(n, 32)) + labels[:, None] * 0.05
+    return texts, [f"c{y}" for y in labels], [f"d{i // 6}" for i in range(n)], vectors
+
+
+@pytest.fixture
+def always_in_processes(monkeypatch):
+    monkeypatch.setattr(fit_processes, "MIN_TEXTS", 0)
+
+
+def _getpid(_: int) -> int:
+    return os.getpid()
+
+
+def test_the_calls_run_in_other_processes_and_keep_their_order(always_in_processes):
+    calls = [functools.partial(_getpid, k) for k in range(3)]
+    pids = run_in_processes(calls, fit_processes.fit_processes(10, len(calls), processes=2))
+    assert len(pids) == 3 and os.getpid() not in pids
+    assert run_in_processes(calls, 0) == [os.getpid()] * 3  # 0 processes: here
+
+
+def test_small_fits_stay_in_this_process():
+    assert fit_processes.fit_processes(fit_processes.MIN_TEXTS - 1, 4, processes=2) == 0
+    assert fit_processes.fit_processes(fit_processes.MIN_TEXTS, 1, processes=2) == 0
+    assert fit_processes.fit_processes(fit_processes.MIN_TEXTS, 4, processes=1) == 0
+    assert fit_processes.fit_processes(fit_processes.MIN_TEXTS, 4, processes=2) == 2
+
+
+def test_a_panel_fitted_in_processes_is_the_serial_panel(always_in_processes):
+    texts, labels, docs, vectors = _corpus()
+    families = ("word", "char", "embedding", "retrieval")
+    serial = AttackerPanel(families, processes=1).fit(texts, labels, docs, vectors)
+    pooled = AttackerPanel(families, processes=2).fit(texts, labels, docs, vectors)
+    assert list(pooled.families_) == list(families)
+    for name in ("word", "char", "embedding"):
+        assert pooled.families_[name].clf_.coef_.tobytes() == serial.families_[name].clf_.coef_.tobytes()
+    assert (pooled.families_["retrieval"].profiles_ != serial.families_["retrieval"].profiles_).nnz == 0
+    a = serial.scorer(texts, labels, docs, vectors).score({}).families
+    b = pooled.scorer(texts, labels, docs, vectors).score({}).families
+    assert {n: (s.chunk_accuracy, s.document_accuracy) for n, s in a.items()} == \
+        {n: (s.chunk_accuracy, s.document_accuracy) for n, s in b.items()}
+    assert all(np.array_equal(a[n].chunk_named, b[n].chunk_named) for n in a)
+
+
+def test_the_in_corpus_attacker_s_folds_fitted_in_processes_are_the_serial_folds(monkeypatch):
+    texts, labels, docs, _ = _corpus()
+    monkeypatch.setattr(fit_processes, "MIN_TEXTS", 10**9)
+    serial = CrossFittedAttacker(random_state=3).fit(texts, labels, docs)
+    monkeypatch.setattr(fit_processes, "MIN_TEXTS", 0)
+    pooled = CrossFittedAttacker(random_state=3).fit(texts, labels, docs)
+    assert pooled.oof_log_proba_.tobytes() == serial.oof_log_proba_.tobytes()
+    assert [m.model_.coef_.tobytes() for m in pooled.models_] == [m.model_.coef_.tobytes() for m in serial.models_]
+
+
+def test_the_document_defender_s_members_fitted_in_processes_are_the_serial_members(monkeypatch):
+    texts, labels, docs, _ = _corpus()
+    monkeypatch.setattr(fit_processes, "MIN_TEXTS", 10**9)
+    serial = DocumentDefender(random_state=0).fit(texts, labels, docs)
+    monkeypatch.setattr(fit_processes, "MIN_TEXTS", 0)
+    pooled = DocumentDefender(random_state=0).fit(texts, labels, docs)
+    assert [(n, h) for n, h, _ in pooled.members_] == [(n, h) for n, h, _ in serial.members_]
+    for (_, _, a), (_, _, b) in zip(pooled.members_, serial.members_, strict=True):
+        if hasattr(a, "clf_"):
+            assert a.clf_.coef_.tobytes() == b.clf_.coef_.tobytes()
+        else:
+            assert (a.profiles_ != b.profiles_).nnz == 0
+    assert pooled.fingerprint_ == serial.fingerprint_
