@@ -173,7 +173,7 @@ class TextAttacker(BaseEstimator):
         X = self.transform(texts).tocsc()
         totals = np.asarray(X.multiply(row).sum(axis=0)).ravel()
         used = np.flatnonzero(X.getnnz(axis=0))
-        names = self.vectorizer_.get_feature_names_out()[used]
+        names = row_memo.feature_names(self.vectorizer_)[used]
         return ranked_weights(totals[used], names)
 
 

@@ -84,7 +84,7 @@ def family_term_weights(family: Family, texts: Sequence[str], label: str) -> pd.
             contrib = counts.multiply(family.weights_[k])
         else:
             contrib = family._weigh(counts).multiply(family.profiles_[k])
-        names = family.counter_.get_feature_names_out()
+        names = row_memo.feature_names(family.counter_)
     elif isinstance(family, LinearTextFamily):
         x = row_memo.transform(family.vectorizer_, texts)
         clf = family.clf_
@@ -94,7 +94,7 @@ def family_term_weights(family: Family, texts: Sequence[str], label: str) -> pd.
             coef = clf.coef_
             row = coef[k] if coef.shape[0] > 1 else (coef[0] if k == 1 else -coef[0])
         contrib = sparse.csr_matrix(x.multiply(row).sum(axis=0))
-        names = family.vectorizer_.get_feature_names_out()
+        names = row_memo.feature_names(family.vectorizer_)
     else:
         return pd.Series(dtype=float)
     contrib = contrib.tocoo()
