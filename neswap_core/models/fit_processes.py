@@ -41,6 +41,8 @@ def fit_processes(n_texts: int, n_calls: int, processes: int | None = None,
     n = (os.cpu_count() or 1) if processes is None else processes
     if n_calls < 2 or n < 2 or n_texts < (MIN_TEXTS if min_texts is None else min_texts):
         return 0
+    if multiprocessing.current_process().daemon:
+        return 0  # a daemonic worker may not start processes of its own
     return min(n, n_calls)
 
 
