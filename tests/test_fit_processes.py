@@ -92,3 +92,19 @@ def test_the_document_defender_s_members_fitted_in_processes_are_the_serial_memb
         else:
             assert (a.profiles_ != b.profiles_).nnz == 0
     assert pooled.fingerprint_ == serial.fingerprint_
+
+
+def _report_processes(queue) -> None:
+    queue.put(fit_processes.fit_processes(10**6, 4, processes=2))
+
+
+def test_a_daemonic_worker_fits_in_its_own_process():
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    worker = context.Process(target=_report_processes, args=(queue,), daemon=True)
+    worker.start()
+    assert queue.get(timeout=120) == 0  # it may not start processes of its own
+    worker.join(timeout=120)
+    assert fit_processes.fit_processes(10**6, 4, processes=2) == 2  # this process may
