@@ -70,3 +70,33 @@ def test_the_limit_is_restored_after_the_block():
     with one_blas_thread():
         assert all(i["num_threads"] == 1 for i in threadpool_info() if i["user_api"] == "blas")
     assert [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"] == before
+
+
+def test_two_threads_take_turns_inside_the_limit():
+    """The limit is one setting for the process: a second thread waits until the first leaves
+    (else its exit would restore two threads under the other's fit)."""
+    import threading
+
+    inside, release, entered = threading.Event(), threading.Event(), []
+
+    def first():
+        with one_blas_thread():
+            inside.set()
+            release.wait(30)
+            entered.append("first leaves")
+
+    def second():
+        inside.wait(30)
+        with one_blas_thread():
+            entered.append("second enters")
+
+    a, b = threading.Thread(target=first), threading.Thread(target=second)
+    a.start(), b.start()
+    inside.wait(30)
+    b.join(0.5)  # the second thread is still waiting for the first
+    assert b.is_alive() and entered == []
+    release.set()
+    a.join(30), b.join(30)
+    assert entered == ["first leaves", "second enters"]
+    with one_blas_thread(), one_blas_thread():  # re-entrant: a fit inside a fit
+        pass

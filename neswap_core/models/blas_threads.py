@@ -19,6 +19,7 @@ The limit is BLAS's only (``user_api="blas"``): OpenMP users such as the bf16 Mi
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -39,10 +40,16 @@ def _controller():
     return _CONTROLLER
 
 
+#: BLAS's thread count is one setting for the whole process: two threads (two sessions of the
+#: app) entering and leaving the limit in interleaved order would restore two threads under a
+#: fit still running. One block at a time; re-entrant, for a fit inside a fit.
+_LOCK = threading.RLock()
+
+
 @contextmanager
 def one_blas_thread() -> Iterator[None]:
     """Run the block with every loaded BLAS library on one thread (module docstring)."""
-    with _controller().limit(limits=1, user_api="blas"):
+    with _LOCK, _controller().limit(limits=1, user_api="blas"):
         yield
 
 
