@@ -100,3 +100,30 @@ def test_two_threads_take_turns_inside_the_limit():
     assert entered == ["first leaves", "second enters"]
     with one_blas_thread(), one_blas_thread():  # re-entrant: a fit inside a fit
         pass
+
+
+@needs_two_threads
+def test_the_spherical_mixture_is_the_same_with_one_or_two_threads():
+    """Its float32 products run on torch (MKL) and its densities on BLAS: a process that had
+    loaded the bf16 encoder (torch on one thread) fitted other bits than one that had not, and
+    the disk memo shared them between processes (an app export and its CLI re-run disagreed)."""
+    torch = pytest.importorskip("torch")
+    from neswap_core.config import RunConfig
+    from neswap_core.generate.context import fit_mixture
+
+    rng = np.random.default_rng(0)
+    centers = rng.normal(size=(12, 384))
+    x = centers[rng.integers(0, 12, 1500)] + rng.normal(scale=2.0, size=(1500, 384))
+    x = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+    before = torch.get_num_threads()
+    fitted = {}
+    try:
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            with threadpool_limits(limits=threads, user_api="blas"):
+                mixture = fit_mixture(x, RunConfig.of(corpus="."))
+                fitted[threads] = (mixture.means_.tobytes(), mixture.component_log_density(x).tobytes())
+            assert torch.get_num_threads() == threads  # torch's own count is given back
+    finally:
+        torch.set_num_threads(before)
+    assert fitted[1] == fitted[2]

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import FitError
+from ..models.blas_threads import single_blas_thread
 from .renyi import DECIMALS, Atoms, pool_atoms, renyi_pair
 from .zcdp import ZcdpLine, zcdp_line
 
@@ -139,6 +140,7 @@ class RenyiAudit:
         self.max_rows = max_rows
         self.random_state = random_state
 
+    @single_blas_thread  # its distances are dense products: the same bits on any core count
     def fit(
         self,
         embeddings: np.ndarray,

@@ -19,6 +19,7 @@ The limit is BLAS's only (``user_api="blas"``): OpenMP users such as the bf16 Mi
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -51,6 +52,38 @@ def one_blas_thread() -> Iterator[None]:
     """Run the block with every loaded BLAS library on one thread (module docstring)."""
     with _LOCK, _controller().limit(limits=1, user_api="blas"):
         yield
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """``one_blas_thread`` and, when PyTorch is loaded, its intra-op pool on one thread too: the
+    spherical mixture's float32 products run on torch's MKL (``models.mixture_em``), whose sums
+    also depend on the thread count. The mixture fitted by a process that had loaded the bf16
+    encoder (which sets torch to one thread) differed in its last bits from one fitted before,
+    and the disk memo shared the two between processes (an app export and its CLI re-run wrote
+    different DU digits). torch's own count is restored afterwards."""
+    torch = sys.modules.get("torch")
+    with one_blas_thread():
+        if torch is None:
+            yield
+            return
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
+
+
+def single_thread(fn: F) -> F:
+    """``fn`` run inside ``one_thread`` (BLAS and torch on one thread: the mixture's fit)."""
+
+    @functools.wraps(fn)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        with one_thread():
+            return fn(*args, **kwargs)
+
+    return wrapped  # type: ignore[return-value]
 
 
 def single_blas_thread(fn: F) -> F:

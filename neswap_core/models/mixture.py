@@ -35,6 +35,7 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from ..config import DEFAULT_FAMILY, DEFAULT_K, DEFAULT_MIN_WEIGHT
 from ..errors import ConfigError, FitError
 from ..text.duplicates import cluster_count_advice
+from .blas_threads import single_blas_thread, single_thread
 from .fit_progress import FitProgress
 from .mixture_em import (
     ANNEAL_START,
@@ -78,6 +79,7 @@ class NotFittedMixtureError(FitError, NotFittedError):
     """A ``SphericalMixture`` method that needs fitted parameters was called before ``fit``."""
 
 
+@single_blas_thread
 def log_density(X: np.ndarray, means: np.ndarray, concentrations: np.ndarray,
                 family: str) -> np.ndarray:
     """(n, K) matrix of log f(x_i | μ_k, ρ_k) w.r.t. the normalised uniform measure (SPEC §4).
@@ -150,6 +152,7 @@ class SphericalMixture(BaseEstimator):
         self.random_state = random_state
 
     # --- fitting -------------------------------------------------------------------------
+    @single_thread
     def fit(self, X: np.ndarray, y: object = None,
             progress: Callable[[float, str], None] | None = None) -> SphericalMixture:
         """Fit the mixture to the rows of X (n × d embeddings); returns self.
@@ -311,6 +314,7 @@ class SphericalMixture(BaseEstimator):
                            f"dimension {self.n_features_in_}; use embeddings of the same model.")
         return X
 
+    @single_blas_thread
     def component_log_density(self, X: np.ndarray) -> np.ndarray:
         """(n, K') matrix of log f(x_i | μ_k, ρ_k), without the weights (SPEC §4, §6)."""
         X = self._checked(X)
