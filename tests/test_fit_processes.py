@@ -108,3 +108,66 @@ def test_a_daemonic_worker_fits_in_its_own_process():
     assert queue.get(timeout=120) == 0  # it may not start processes of its own
     worker.join(timeout=120)
     assert fit_processes.fit_processes(10**6, 4, processes=2) == 2  # this process may
+
+
+def test_side_by_side_runs_both_batches_at_once_and_keeps_their_order():
+    """Each side waits at a barrier for the other: one after the other would break it."""
+    import threading
+
+    from neswap_core.models.fit_processes import side_by_side
+
+    barrier = threading.Barrier(2, timeout=60)
+
+    def meet(value):
+        barrier.wait()
+        return value
+
+    assert side_by_side(lambda: meet("panel"), lambda: meet("folds")) == ("panel", "folds")
+    assert side_by_side(None, lambda: "folds") == (None, "folds")
+    assert side_by_side(lambda: "panel", None) == ("panel", None)
+
+
+def test_side_by_side_raises_either_sides_error_after_both_stopped():
+    import threading
+
+    from neswap_core.models.fit_processes import side_by_side
+
+    done = threading.Event()
+
+    def slow_ok():
+        done.wait(60)
+        return 1
+
+    def fails():
+        done.set()
+        raise ValueError("second side")
+
+    with pytest.raises(ValueError, match="second side"):
+        side_by_side(slow_ok, fails)
+
+    def first_fails():
+        raise ValueError("first side")
+
+    finished = []
+    with pytest.raises(ValueError, match="first side"):
+        side_by_side(first_fails, lambda: finished.append(1))
+    assert finished == [1]  # the other side ran to its end before the error was raised
+
+
+def test_side_by_side_fits_are_the_one_after_the_other_fits():
+    """The panel (in workers) and the in-corpus folds (here, in a thread, one BLAS thread under
+    the process's lock) fitted at once give the bits of each fitted alone."""
+    from neswap_core.models.fit_processes import side_by_side
+
+    texts, labels, ids, vectors = _corpus()
+    alone_panel = AttackerPanel(("char", "embedding")).fit(texts, labels, ids, vectors)
+    alone_folds = CrossFittedAttacker(random_state=0).fit(texts, labels, ids)
+    panel, folds = side_by_side(
+        lambda: AttackerPanel(("char", "embedding"), processes=2).fit(texts, labels, ids, vectors),
+        lambda: CrossFittedAttacker(random_state=0).fit(texts, labels, ids))
+    for name in ("char", "embedding"):
+        a, b = alone_panel.families_[name], panel.families_[name]
+        assert a.clf_.coef_.tobytes() == b.clf_.coef_.tobytes(), name
+    for a, b in zip(alone_folds.models_, folds.models_, strict=True):
+        assert a.model_.coef_.tobytes() == b.model_.coef_.tobytes()
+    np.testing.assert_array_equal(alone_folds.oof_log_proba_, folds.oof_log_proba_)

@@ -189,3 +189,36 @@ def test_tone_columns_match_the_tone_report_on_whole_documents(setup):
     assert ToneScorer(texts, docs).score({}) == {"tone_correlation": pytest.approx(1.0), "tone_kept": 1.0}
     assert isinstance(pd.Series(got).sum(), float)
 
+
+
+def test_the_panel_and_the_in_corpus_attacker_are_fitted_at_once(setup, tmp_path, monkeypatch):
+    """Issue 21: the panel's char fit holds one core for minutes; the in-corpus attacker's folds
+    are fitted at the same time (each fit waits at a barrier for the other: one after the other
+    would break it) and the scorers are those of the fits made one after the other."""
+    import threading
+
+    from neswap_core.choose import attack_columns
+
+    attacker, chunks, embed = setup
+    families = ("word", "char", "retrieval")
+    alone = build_scorers(chunks, attacker, in_corpus=True, families=families, cache_dir=None)
+    barrier = threading.Barrier(2, timeout=60)
+    real_panel, real_corpus = attack_columns.fitted_panel, attack_columns.in_corpus_attacker
+
+    def panel(*args, **kwargs):
+        barrier.wait()
+        return real_panel(*args, **kwargs)
+
+    def corpus(*args, **kwargs):
+        barrier.wait()
+        return real_corpus(*args, **kwargs)
+
+    monkeypatch.setattr(attack_columns, "fitted_panel", panel)
+    monkeypatch.setattr(attack_columns, "in_corpus_attacker", corpus)
+    together = build_scorers(chunks, attacker, in_corpus=True, families=families, cache_dir=None)
+    assert list(together) == list(alone) == [READING, "char", "retrieval", IN_CORPUS]
+    changed = _changed(chunks)
+    for name in alone:
+        np.testing.assert_array_equal(together[name].log_proba_, alone[name].log_proba_)
+        a, b = alone[name].score(changed), together[name].score(changed)
+        assert (a.chunk_top1, a.document_accuracy) == (b.chunk_top1, b.document_accuracy), name

@@ -28,6 +28,7 @@ are more columns, never new branches:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -42,6 +43,7 @@ from ..measure.attack import CrossFittedAttacker, TextAttacker
 from ..measure.attack_scores import AttackMeasures, ReleaseScorer
 from ..measure.panel_cache import fitted_panel
 from ..measure.panel_scorers import family_scorers, pre_scores
+from ..models.fit_processes import side_by_side
 from ..paths import resolve_cache_dir
 
 READING, IN_CORPUS, PANEL = "reading", "in-corpus", "panel"
@@ -112,19 +114,24 @@ def build_scorers(
     pre = memo.get(key)[1] if key is not None else None
     pre = pre if isinstance(pre, dict) else {}
     scorers: dict[str, ReleaseScorer] = {}
+    others = [f for f in families if f != "word"]
+    units: tuple[list[str], list[str], list[str]] | None = getattr(reading, "units_", None)
+    fit_panel = None
+    if reading is not None and others and units is not None:
+        read_texts, read_labels, read_docs = units
+        fit_panel = functools.partial(fitted_panel, read_texts, read_labels, read_docs, others,
+                                      embed=embed, cache_dir=cache, random_state=random_state)
+    fit_corpus = (functools.partial(in_corpus_attacker, texts, labels, docs, random_state, cache)
+                  if in_corpus else None)  # fmt: skip
+    # the panel's char fit holds one core for minutes: the in-corpus folds fill the other
+    panel, model = side_by_side(fit_panel, fit_corpus)
     if reading is not None:
         scorers[READING] = ReleaseScorer(reading, texts, labels, docs, name=READING,
                                          pre_log_proba=pre.get(READING, {}).get("log_proba"))
-        others = [f for f in families if f != "word"]
-        units: tuple[list[str], list[str], list[str]] | None = getattr(reading, "units_", None)
-        if others and units is not None:
-            read_texts, read_labels, read_docs = units
-            panel = fitted_panel(read_texts, read_labels, read_docs, others, embed=embed,
-                                 cache_dir=cache, random_state=random_state)
+        if panel is not None:
             scorers.update(family_scorers(panel, texts, labels, docs, vectors=vectors, embed=embed,
                                           pre=pre))  # fmt: skip
-    if in_corpus:
-        model = in_corpus_attacker(texts, labels, docs, random_state, cache)
+    if model is not None:
         scorers[IN_CORPUS] = ReleaseScorer(model, texts, labels, docs, name=IN_CORPUS,
                                            pre_log_proba=pre.get(IN_CORPUS, {}).get("log_proba"))
     if key is not None and set(pre) != set(scorers):

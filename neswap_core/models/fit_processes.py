@@ -10,6 +10,10 @@ serial fit bit for bit (tests/test_fit_processes.py).
 Below ``min_texts`` training texts (a test's corpus, the bundled sample) the workers' start-up
 (importing scikit-learn, a few seconds) would cost more than the fits, and the calls run here.
 They run here too when the workers cannot start (a script without a ``__main__`` guard).
+
+``side_by_side`` runs two such batches at once: a release's attacker panel is one fit that
+cannot be split (its char_wb model: four minutes of one core at 10,000 passages) while the
+other core waits, and the in-corpus attacker's five folds can fill that core.
 """
 
 from __future__ import annotations
@@ -17,13 +21,14 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 from .blas_threads import one_blas_thread
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 #: Fewer training texts than this: the fits run in this process (module docstring).
 MIN_TEXTS = 2000
@@ -59,3 +64,17 @@ def run_in_processes(calls: Sequence[Callable[[], T]], processes: int = 0) -> li
         except (BrokenProcessPool, OSError, RuntimeError):
             pass  # the workers could not start: run here
     return [_call(fn) for fn in calls]
+
+
+def side_by_side(first: Callable[[], T] | None, second: Callable[[], U] | None) -> tuple[T | None, U | None]:
+    """``(first(), second())``, the two running at once when both are given: ``second`` in a
+    thread of this process while ``first`` runs here (module docstring). Each is a batch of fits
+    that runs in its own worker processes or, below ``MIN_TEXTS``, here under one BLAS thread
+    (``blas_threads.one_blas_thread`` lets one such block run at a time): the same results as
+    one after the other. An error of either is raised once both have stopped."""
+    if first is None or second is None:
+        return (None if first is None else first()), (None if second is None else second())
+    with ThreadPoolExecutor(1, thread_name_prefix="side-fit") as side:
+        later = side.submit(second)
+        out = first()
+        return out, later.result()
