@@ -13,6 +13,8 @@ one run, each way in this process:
 serially (``MIN_TEXTS`` above the corpus: the anchor) and in worker processes
 (``models.fit_processes``), prints wall and CPU seconds of this process, the ratio parallel /
 serial (1 / cores at best), the load, and checks that both ways give the same coefficients.
+Last, a release's two attacker batches, both in workers: the panel then the in-corpus folds,
+against the two side by side (``fit_processes.side_by_side``, as ``build_scorers`` fits them).
 """
 
 from __future__ import annotations
@@ -103,6 +105,18 @@ def main() -> int:
                       "processes_main_cpu_s": p_cpu, "ratio": p_wall / s_wall, "same_bits": same}
         print(f"{name}: serial {s_wall:.1f} s ({s_cpu:.1f} CPU-s), in processes {p_wall:.1f} s "
               f"({p_cpu:.1f} CPU-s here): ratio {p_wall / s_wall:.2f}; same bits: {same}", flush=True)
+    # a release's attackers: the panel, then the in-corpus folds (both in workers), against
+    # the two side by side (models.fit_processes.side_by_side, what build_scorers does)
+    panel_fit, folds_fit = fits["panel (char, embedding, retrieval)"], fits["in-corpus attacker (5 folds)"]
+    (seq_panel, seq_folds), q_wall, q_cpu = timed(lambda: (panel_fit(), folds_fit()))
+    (sbs_panel, sbs_folds), b_wall, b_cpu = timed(lambda: fit_processes.side_by_side(panel_fit, folds_fit))
+    same = (_coefs(list(seq_panel.families_.values())) == _coefs(list(sbs_panel.families_.values()))
+            and _coefs(seq_folds.models_) == _coefs(sbs_folds.models_))
+    name = "panel then in-corpus folds vs side by side (both in processes)"
+    rows[name] = {"serial_s": q_wall, "serial_cpu_s": q_cpu, "processes_s": b_wall,
+                  "processes_main_cpu_s": b_cpu, "ratio": b_wall / q_wall, "same_bits": same}
+    print(f"{name}: one after the other {q_wall:.1f} s, side by side {b_wall:.1f} s: ratio "
+          f"{b_wall / q_wall:.2f}; same bits: {same}", flush=True)
     load1 = os.getloadavg()
     print(f"load after {load1[0]:.2f}")
     if args.log:

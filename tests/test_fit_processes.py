@@ -110,19 +110,25 @@ def test_a_daemonic_worker_fits_in_its_own_process():
     assert fit_processes.fit_processes(10**6, 4, processes=2) == 2  # this process may
 
 
-def test_side_by_side_runs_both_batches_at_once_and_keeps_their_order():
-    """Each side waits at a barrier for the other: one after the other would break it."""
+def test_side_by_side_runs_both_batches_at_once_and_keeps_their_order(always_in_processes):
+    """Once the first batch has queued its fits, each side waits at a barrier for the other:
+    one after the other would break it."""
     import threading
 
     from neswap_core.models.fit_processes import side_by_side
 
     barrier = threading.Barrier(2, timeout=60)
 
-    def meet(value):
+    def first():
+        run_in_processes([functools.partial(_getpid, i) for i in range(2)], 2)
         barrier.wait()
-        return value
+        return "panel"
 
-    assert side_by_side(lambda: meet("panel"), lambda: meet("folds")) == ("panel", "folds")
+    def second():
+        barrier.wait()
+        return "folds"
+
+    assert side_by_side(first, second) == ("panel", "folds")
     assert side_by_side(None, lambda: "folds") == (None, "folds")
     assert side_by_side(lambda: "panel", None) == ("panel", None)
 
@@ -151,7 +157,31 @@ def test_side_by_side_raises_either_sides_error_after_both_stopped():
     finished = []
     with pytest.raises(ValueError, match="first side"):
         side_by_side(first_fails, lambda: finished.append(1))
-    assert finished == [1]  # the other side ran to its end before the error was raised
+    assert finished == []  # failed before queueing anything: the second batch never started
+
+
+def _started(tag: str, seconds: float) -> tuple[str, int, float]:
+    import time
+
+    start = time.monotonic()  # one clock for every process of the machine
+    time.sleep(seconds)
+    return tag, os.getpid(), start
+
+
+def test_side_by_side_shares_one_pool_and_queues_the_first_batch_first(always_in_processes):
+    """Both batches run in one pool of one worker per CPU (two pools would start four workers
+    on two cores), and the second is queued after the first: its calls start after the first
+    batch's first calls (the long fit gets a core to itself)."""
+    from neswap_core.models.fit_processes import side_by_side
+
+    first = [functools.partial(_started, f"a{i}", 1.0) for i in range(2)]
+    second = [functools.partial(_started, f"b{i}", 0.2) for i in range(3)]
+    a, b = side_by_side(lambda: run_in_processes(first, 2), lambda: run_in_processes(second, 2))
+    assert [t for t, _, _ in a] == ["a0", "a1"] and [t for t, _, _ in b] == ["b0", "b1", "b2"]
+    cpus = os.cpu_count() or 1
+    assert len({pid for _, pid, _ in a + b}) <= cpus
+    assert all(pid != os.getpid() for _, pid, _ in a + b)
+    assert min(s for _, _, s in b) >= max(s for _, _, s in a)  # a0 and a1 took both workers first
 
 
 def test_side_by_side_fits_are_the_one_after_the_other_fits():

@@ -191,23 +191,27 @@ def test_tone_columns_match_the_tone_report_on_whole_documents(setup):
 
 
 
-def test_the_panel_and_the_in_corpus_attacker_are_fitted_at_once(setup, tmp_path, monkeypatch):
+def test_the_panel_and_the_in_corpus_attacker_are_fitted_at_once(setup, monkeypatch):
     """Issue 21: the panel's char fit holds one core for minutes; the in-corpus attacker's folds
-    are fitted at the same time (each fit waits at a barrier for the other: one after the other
-    would break it) and the scorers are those of the fits made one after the other."""
+    are fitted at the same time, in the same pool of workers (once the panel has queued its
+    fits, each waits at a barrier for the other: one after the other would break it), and the
+    scorers are those of the fits made one after the other."""
     import threading
 
     from neswap_core.choose import attack_columns
+    from neswap_core.models import fit_processes
 
     attacker, chunks, embed = setup
     families = ("word", "char", "retrieval")
     alone = build_scorers(chunks, attacker, in_corpus=True, families=families, cache_dir=None)
+    monkeypatch.setattr(fit_processes, "MIN_TEXTS", 0)  # the panel's fits go to the workers
     barrier = threading.Barrier(2, timeout=60)
     real_panel, real_corpus = attack_columns.fitted_panel, attack_columns.in_corpus_attacker
 
     def panel(*args, **kwargs):
+        out = real_panel(*args, **kwargs)  # queues the families' fits: the folds may start
         barrier.wait()
-        return real_panel(*args, **kwargs)
+        return out
 
     def corpus(*args, **kwargs):
         barrier.wait()

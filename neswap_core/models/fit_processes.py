@@ -11,17 +11,23 @@ Below ``min_texts`` training texts (a test's corpus, the bundled sample) the wor
 (importing scikit-learn, a few seconds) would cost more than the fits, and the calls run here.
 They run here too when the workers cannot start (a script without a ``__main__`` guard).
 
-``side_by_side`` runs two such batches at once: a release's attacker panel is one fit that
-cannot be split (its char_wb model: four minutes of one core at 10,000 passages) while the
-other core waits, and the in-corpus attacker's five folds can fill that core.
+``side_by_side`` runs two such batches at once in **one pool** of workers: a release's attacker
+panel is one fit that cannot be split (its char_wb model: four minutes of one core at 10,000
+passages) while the other core waits, and the in-corpus attacker's five folds can fill that
+core. The second batch is submitted only once the first is queued, so the long fit starts first
+and has a core to itself (longest first: each batch lists its biggest calls first); two pools,
+one per batch, would share the cores evenly among four workers and make the long fit the last
+to finish.
 """
 
 from __future__ import annotations
 
+import contextvars
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
@@ -51,11 +57,49 @@ def fit_processes(n_texts: int, n_calls: int, processes: int | None = None,
     return min(n, n_calls)
 
 
+class _SharedPool:
+    """The worker processes ``side_by_side``'s two batches submit to (module docstring);
+    ``on_submit`` runs once the first batch's calls are queued."""
+
+    def __init__(self, processes: int, on_submit: Callable[[], None]):
+        self.processes, self.on_submit = processes, on_submit
+        self.pool: ProcessPoolExecutor | None = None
+        self.lock = threading.Lock()
+
+    def submit_all(self, calls: Sequence[Callable[[], T]]) -> list[Future]:
+        with self.lock:
+            if self.pool is None:
+                context = multiprocessing.get_context("spawn")  # never fork a process holding a model
+                self.pool = ProcessPoolExecutor(self.processes, mp_context=context)
+            return [self.pool.submit(_call, fn) for fn in calls]
+
+    def shutdown(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+
+
+_SHARED: contextvars.ContextVar[_SharedPool | None] = contextvars.ContextVar("fit_pool", default=None)
+
+
 def run_in_processes(calls: Sequence[Callable[[], T]], processes: int = 0) -> list[T]:
     """Each call's result, in order: computed in ``processes`` spawned workers (0 or 1: here),
     the biggest first as listed by the caller; each call under one BLAS thread. Calls must be
-    picklable (``functools.partial`` of module-level functions)."""
-    if processes >= 2:
+    picklable (``functools.partial`` of module-level functions). Inside ``side_by_side`` the
+    workers are the ones both batches share."""
+    shared = _SHARED.get()
+    if processes >= 2 and shared is not None:
+        try:
+            futures = shared.submit_all(calls)
+        except (BrokenProcessPool, OSError, RuntimeError):
+            futures = None  # the workers could not start: run here
+        finally:
+            shared.on_submit()
+        if futures is not None:
+            try:
+                return [f.result() for f in futures]
+            except (BrokenProcessPool, OSError, RuntimeError):
+                pass
+    elif processes >= 2:
         context = multiprocessing.get_context("spawn")  # never fork a process holding a model
         try:
             with ProcessPoolExecutor(processes, mp_context=context) as pool:
@@ -67,14 +111,31 @@ def run_in_processes(calls: Sequence[Callable[[], T]], processes: int = 0) -> li
 
 
 def side_by_side(first: Callable[[], T] | None, second: Callable[[], U] | None) -> tuple[T | None, U | None]:
-    """``(first(), second())``, the two running at once when both are given: ``second`` in a
-    thread of this process while ``first`` runs here (module docstring). Each is a batch of fits
-    that runs in its own worker processes or, below ``MIN_TEXTS``, here under one BLAS thread
+    """``(first(), second())``, the two running at once when both are given (module
+    docstring): ``first`` here, ``second`` in a thread started as soon as ``first`` has queued
+    its fits (or has finished, when it fits here or reads a cache), both batches in one pool
+    of one worker per CPU. Below ``MIN_TEXTS`` a batch fits here under one BLAS thread
     (``blas_threads.one_blas_thread`` lets one such block run at a time): the same results as
-    one after the other. An error of either is raised once both have stopped."""
+    one after the other. An error of ``first`` before ``second`` started is raised at once;
+    otherwise an error of either is raised once both have stopped."""
     if first is None or second is None:
         return (None if first is None else first()), (None if second is None else second())
+    later: list[Future] = []
     with ThreadPoolExecutor(1, thread_name_prefix="side-fit") as side:
-        later = side.submit(second)
-        out = first()
-        return out, later.result()
+
+        def start_second() -> None:
+            if not later:
+                later.append(side.submit(context.run, second))
+
+        shared = _SharedPool(os.cpu_count() or 1, start_second)
+        token = _SHARED.set(shared)
+        context = contextvars.copy_context()  # the second batch's thread sees the shared pool
+        try:
+            out = first()
+            start_second()  # ``first`` never queued fits in the pool
+            return out, later[0].result()
+        finally:
+            _SHARED.reset(token)
+            if later:
+                later[0].exception()  # wait for the second batch before closing the pool
+            shared.shutdown()
