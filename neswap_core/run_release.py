@@ -127,7 +127,8 @@ def run_release(
     say(0.5, "Training the attackers")
     scorers = build_scorers(ctx.chunks, reading, in_corpus=True, random_state=config.sweep.seed,
                             families=config.sweep.panel_families, embed=embed,
-                            vectors=ctx.embeddings, cache_dir=config.prepare.cache_dir)  # fmt: skip
+                            vectors=ctx.embeddings, cache_dir=config.prepare.cache_dir,
+                            lineup=config.sweep.lineup)  # fmt: skip
     timings["attackers"] = time.perf_counter() - start
     start = time.perf_counter()
     units = getattr(reading, "units_", None)
@@ -152,7 +153,7 @@ def release_from_config(config: RunConfig, embedder, *, progress: Progress | Non
     ``ray`` the preparation and the sweep's embeddings run on Ray (the same candidates)."""
     prepared = prepare_release(config, embedder=embedder, progress=prepare_progress, ray=ray)
     reading = fit_reading(config.corpus, prepared.chunks, prepared.raw, config.protect,
-                          resolve_cache_dir(config.prepare.cache_dir))
+                          resolve_cache_dir(config.prepare.cache_dir), config.sweep.lineup)
     return run_release(prepared, config, embedder.encode, reading=reading, progress=progress, ray=ray)
 
 

@@ -35,12 +35,13 @@ import numpy as np
 import pandas as pd
 import sklearn
 
-from ..config.defaults import PANEL_CORE_FAMILIES, PANEL_EXTRA_FAMILIES
+from ..config.defaults import LINEUP_COMPANIES, PANEL_CORE_FAMILIES, PANEL_EXTRA_FAMILIES
 from ..corpus import Chunk
 from ..disk_memo import DiskMemo, content_key, texts_digest
 from ..generate.releases import combination_name
 from ..measure.attack import CrossFittedAttacker, TextAttacker
 from ..measure.attack_scores import AttackMeasures, ReleaseScorer
+from ..measure.lineups import effective_size
 from ..measure.panel_cache import fitted_panel
 from ..measure.panel_scorers import family_scorers, pre_scores
 from ..models.fit_processes import side_by_side
@@ -99,17 +100,20 @@ def build_scorers(
     embed=None,
     vectors: np.ndarray | None = None,
     cache_dir: str | None = "",
+    lineup: int | None = LINEUP_COMPANIES,
 ) -> dict[str, ReleaseScorer]:
     """Scorers of the pre-release ``chunks``: reading (when fitted attacker given), the panel's
     other ``families`` fitted on the same reading (``reading.units_``; ``embed`` embeds texts
     for the embedding family, ``vectors`` are the chunks' embeddings; ``cache_dir``: where the
-    fitted panel is cached, "" the default folder, None nowhere), in-corpus."""
+    fitted panel is cached, "" the default folder, None nowhere), in-corpus. ``lineup``: the
+    panel and the in-corpus attacker name a text among at most this many companies
+    (``measure/lineups.py``; the reading attacker was fitted with its own)."""
     texts = [c.text for c in chunks]
     labels = [c.protected for c in chunks]
     docs = [c.doc_id for c in chunks]
     cache = resolve_cache_dir(cache_dir)
     key = pre_scores_key(texts, labels, docs, reading, in_corpus=in_corpus, random_state=random_state,
-                         families=families, vectors=vectors)  # fmt: skip
+                         families=families, vectors=vectors, lineup=lineup)  # fmt: skip
     memo = DiskMemo(cache, "pre_release_scores")
     pre = memo.get(key)[1] if key is not None else None
     pre = pre if isinstance(pre, dict) else {}
@@ -120,8 +124,9 @@ def build_scorers(
     if reading is not None and others and units is not None:
         read_texts, read_labels, read_docs = units
         fit_panel = functools.partial(fitted_panel, read_texts, read_labels, read_docs, others,
-                                      embed=embed, cache_dir=cache, random_state=random_state)
-    fit_corpus = (functools.partial(in_corpus_attacker, texts, labels, docs, random_state, cache)
+                                      embed=embed, cache_dir=cache, random_state=random_state,
+                                      lineup=lineup)  # fmt: skip
+    fit_corpus = (functools.partial(in_corpus_attacker, texts, labels, docs, random_state, cache, lineup)
                   if in_corpus else None)  # fmt: skip
     # the panel's char fit holds one core for minutes: the in-corpus folds fill the other
     panel, model = side_by_side(fit_panel, fit_corpus)
@@ -140,7 +145,7 @@ def build_scorers(
 
 
 def pre_scores_key(texts, labels, docs, reading, *, in_corpus: bool, random_state: int,
-                   families: Sequence[str], vectors) -> str | None:
+                   families: Sequence[str], vectors, lineup: int | None = None) -> str | None:
     """Key of the attackers' pre-release scores of a corpus (``build_scorers``): what each
     attacker is fitted on and with, and the texts it scores. None (not kept) when the reading
     attacker does not carry its units, or the embedding family would embed without ``vectors``
@@ -151,8 +156,9 @@ def pre_scores_key(texts, labels, docs, reading, *, in_corpus: bool, random_stat
     if reading is not None and "embedding" in families and vectors is None:
         return None
     settings = {} if reading is None else {k: repr(v) for k, v in vars(reading).items() if not k.endswith("_")}
+    size = effective_size(len(set(labels)), lineup)  # None when one line-up holds them all
     return content_key(
-        "pre_release_scores", type(reading).__name__, settings,
+        "pre_release_scores", type(reading).__name__, settings, *([] if size is None else [size]),
         [texts_digest(map(str, u)) for u in units] if units is not None else None,
         sorted(families), in_corpus, random_state, texts_digest(texts), texts_digest(labels),
         texts_digest(docs), None if vectors is None else np.ascontiguousarray(vectors),
@@ -160,13 +166,15 @@ def pre_scores_key(texts, labels, docs, reading, *, in_corpus: bool, random_stat
 
 
 def in_corpus_attacker(texts: Sequence[str], labels: Sequence[str], docs: Sequence[str],
-                       random_state: int, cache_dir) -> CrossFittedAttacker:
-    """The in-corpus attacker cross-fitted on the chunks (SPEC §8), kept on disk by a hash of
-    what it learns from (``disk_memo``; ``cache_dir`` None: fitted every time)."""
+                       random_state: int, cache_dir, lineup: int | None = None) -> CrossFittedAttacker:
+    """The in-corpus attacker cross-fitted on the chunks (SPEC §8; with line-ups of at most
+    ``lineup`` companies), kept on disk by a hash of what it learns from (``disk_memo``;
+    ``cache_dir`` None: fitted every time)."""
+    size = effective_size(len(set(labels)), lineup)
     key = content_key("in_corpus", texts_digest(texts), texts_digest(labels), texts_digest(docs),
-                      random_state, sklearn.__version__)  # fmt: skip
+                      random_state, sklearn.__version__, *([] if size is None else [size]))  # fmt: skip
     return DiskMemo(cache_dir, "in_corpus_attackers").get_or_compute(
-        key, lambda: CrossFittedAttacker(random_state=random_state).fit(texts, labels, docs))
+        key, lambda: CrossFittedAttacker(random_state=random_state, lineup=size).fit(texts, labels, docs))
 
 
 def panel_members(scorers: Mapping[str, ReleaseScorer]) -> list[str]:

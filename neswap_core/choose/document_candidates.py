@@ -26,11 +26,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..config.defaults import LINEUP_COMPANIES
 from ..disk_memo import DiskMemo
 from ..generate.document import DefenceParams, DefenceResult
 from ..generate.document_budget import DefencePrep, DocumentDefender, defend, prepare_defence
 from ..generate.document_terms import TermModel
 from ..generate.releases import ReleaseContext
+from ..measure.lineups import effective_size
 from ..paths import resolve_cache_dir
 from .memo_keys import derived_key, run_key
 from .plan_grid import measure_row, total_words
@@ -77,19 +79,23 @@ class DocumentCandidates:
         return row
 
 
-def fitted_defender(units: tuple, random_state: int, cache_dir: Path | None) -> DocumentDefender:
-    """The cross-fitted defender of a reading (``units``: texts, labels, doc ids), cached on disk
-    by a hash of the reading (fitting char LR twice is the slow part: ~1 min on the dev reading)."""
+def fitted_defender(units: tuple, random_state: int, cache_dir: Path | None,
+                    lineup: int | None = LINEUP_COMPANIES) -> DocumentDefender:
+    """The cross-fitted defender of a reading (``units``: texts, labels, doc ids; line-ups of at
+    most ``lineup`` companies), cached on disk by a hash of the reading (fitting char LR twice
+    is the slow part: ~1 min on the dev reading)."""
     path = None
+    lineup = effective_size(len(set(units[1])), lineup)
     if cache_dir is not None:
-        h = hashlib.sha256(repr((random_state, [list(u) for u in units])).encode("utf-8", "surrogatepass"))
+        key = (random_state, [list(u) for u in units])
+        h = hashlib.sha256(repr(key if lineup is None else (*key, lineup)).encode("utf-8", "surrogatepass"))
         path = Path(cache_dir) / "document_defence" / f"defender_{h.hexdigest()[:20]}.pkl"
         if path.is_file():
             try:
                 return pickle.loads(path.read_bytes())
             except (OSError, pickle.UnpicklingError, EOFError):
                 pass
-    defender = DocumentDefender(random_state=random_state).fit(*units)
+    defender = DocumentDefender(random_state=random_state, lineup=lineup).fit(*units)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
@@ -127,7 +133,7 @@ def _defence_levels(ctx, config, reading_units, progress, cache) -> tuple:
     defender = None
     if reading_units is not None and settings.document_defender:
         say(0.1, "Document defence: fitting the defender on two halves of the reading")
-        defender = fitted_defender(reading_units, seed, cache)
+        defender = fitted_defender(reading_units, seed, cache, config.sweep.lineup)
     base = DefenceParams(level=0.0, min_z=settings.document_min_z, fill=settings.document_fill,
                          top_k=settings.document_top_k, round_figures=settings.document_round_figures)
     say(0.3, "Document defence: pairing documents and ranking their types")

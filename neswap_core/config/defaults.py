@@ -154,6 +154,11 @@ PAPER_MIN_WEIGHTS: tuple[float, ...] = (1e-3, 1e-10)
 #: by default (``word`` is the reading attacker) and the evaluation-only ones a setting adds.
 PANEL_CORE_FAMILIES = ("word", "char", "embedding", "retrieval")
 PANEL_EXTRA_FAMILIES = ("bm25", "svm", "nb", "word_c1")
+#: Line-ups (measure/lineups.py, issue 21): with more companies than this, every attacker and the
+#: document defence's defender name a text among its own company's line-up of at most this many
+#: companies (one model per line-up: fits linear in the corpus, not quadratic; conservative
+#: figures). 0: the whole corpus at once. The dev corpus's 35 companies fit one line-up.
+LINEUP_COMPANIES = 50
 DEFAULT_PLAN_COVERAGE = 0.9  # share of swappable chunks changed at which rounds stop
 DEFAULT_SIMILARITY_FLOOR = 0.3  # cosine of a pair's embeddings; below it a swap reads wrongly
 DEFAULT_CONCENTRATION_FLOOR = 0.0  # fitted ρ of a cluster; below it the cluster gives no pair

@@ -55,6 +55,7 @@ from .defaults import (
     DEFAULT_SPACY_MODEL,
     DEFAULT_THRESHOLD,
     EMBEDDING_BACKENDS,
+    LINEUP_COMPANIES,
     PANEL_CORE_FAMILIES,
     PANEL_EXTRA_FAMILIES,
     ROLES,
@@ -208,6 +209,8 @@ class SweepSettings(_Section):
     population: float = DEFAULT_POPULATION
     # the attacker panel fitted on the reading (measure/panel.py); its worst case is the risk
     panel_families: list[str] = field(default_factory=lambda: list(PANEL_CORE_FAMILIES))
+    # attackers and defender name a text among at most this many companies (0: all of them)
+    lineup: int = LINEUP_COMPANIES
     # the word-level DP baseline (generate/dp_words.py): one candidate per ε ([] = none)
     dp_epsilons: list[float] = field(default_factory=list)
 
@@ -220,6 +223,8 @@ class SweepSettings(_Section):
             raise self.bad("panel_families", "it lists attacker families among "
                            + ", ".join(known) + ', and always "word" (the reading attacker)')
         self.choice("require", ("all", "any"))
+        if self.lineup == 1 or self.lineup < 0:
+            raise self.bad("lineup", "a line-up holds at least 2 companies (0: every company at once)")
         if any(not e > 0 for e in self.dp_epsilons):
             raise self.bad("dp_epsilons", "each ε is a positive number")
         if self.population <= 1:

@@ -28,7 +28,6 @@ defender).
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import multiprocessing
 import os
@@ -46,7 +45,8 @@ from scipy import sparse
 
 from ..config.defaults import DEFAULT_DOCUMENT_CANDIDATES
 from ..corpus import Chunk
-from ..measure.panel import make_family
+from ..measure.lineups import assign_lineups
+from ..measure.panel import assemble_family, fit_lineup_calls, make_family, split_by_lineup
 from ..models.fit_processes import fit_processes, run_in_processes
 from .document import (
     DefenceParams,
@@ -68,34 +68,44 @@ from .document_terms import (
 MEMBERS = ("word", "char", "retrieval")
 
 
-def _fit_member(name: str, random_state: int, texts: list[str], labels: list, doc_ids: list):
-    """One member of the defender on one half (a worker's call: module-level, picklable)."""
-    return make_family(name, random_state).fit(texts, labels, doc_ids)
-
-
 class DocumentDefender:
     """Ensemble of families cross-fitted on two halves of the reading (module docstring).
 
+    ``lineup``: with more companies, every member names a document among its company's line-up
+    of at most this many (``measure/lineups.py``, dealt over the reading's companies with the
+    attacker panel's seed: the panel's line-ups), one model per line-up, and a rival outside
+    the line-up is replaced by the best other company inside it.
     Fitted: ``members_`` [(family name, half, fitted family)], ``half_`` {reading doc id: half}."""
 
-    def __init__(self, members: Sequence[str] = MEMBERS, *, random_state: int = 0):
-        self.members, self.random_state = tuple(members), random_state
+    def __init__(self, members: Sequence[str] = MEMBERS, *, random_state: int = 0,
+                 lineup: int | None = None):
+        self.members, self.random_state, self.lineup = tuple(members), random_state, lineup
 
     def fit(self, texts: Sequence[str], labels: Sequence[str], doc_ids: Sequence[str]) -> DocumentDefender:
         self.half_ = reading_halves(doc_ids, labels, self.random_state)
-        jobs, calls = [], []  # independent fits: on every core (models.fit_processes), same bits
+        every = np.array(sorted(set(map(str, labels))), dtype=object)
+        lineup_all = assign_lineups(every, self.lineup, self.random_state)
+        jobs: list = []
+        calls: list = []  # independent fits: on every core (models.fit_processes), same bits
         for h in (0, 1):
             keep = [i for i, d in enumerate(doc_ids) if self.half_[d] == h]
             if len({labels[i] for i in keep}) < 2:
                 continue
+            half = ([texts[i] for i in keep], [str(labels[i]) for i in keep], [doc_ids[i] for i in keep])
+            classes = np.array(sorted(set(half[1])), dtype=object)
+            lineup = lineup_all[np.searchsorted(every, classes)]
             for name in self.members:
-                jobs.append((name, h))
-                calls.append(functools.partial(_fit_member, name, self.random_state, [texts[i] for i in keep],
-                                               [labels[i] for i in keep], [doc_ids[i] for i in keep]))  # fmt: skip
+                mine = fit_lineup_calls(name, self.random_state, *half, None, classes, lineup)
+                jobs.append((name, h, classes, lineup, len(calls), len(calls) + len(mine)))
+                calls.extend(mine)
         fitted = run_in_processes(calls, fit_processes(len(texts), len(calls)))
-        self.members_ = [(name, h, fam) for (name, h), fam in zip(jobs, fitted, strict=True)]
-        self.fingerprint_ = _hash(repr((self.members, self.random_state, list(texts), list(labels),
-                                        list(doc_ids))))  # fmt: skip
+        self.members_ = []
+        for name, h, classes, lineup, a, b in jobs:
+            split = split_by_lineup(make_family(name, self.random_state), lineup)
+            fam, _ = assemble_family(fitted[a:b], classes, lineup, split)
+            self.members_.append((name, h, fam))
+        key = (self.members, self.random_state, list(texts), list(labels), list(doc_ids))
+        self.fingerprint_ = _hash(repr(key if self.lineup is None else (*key, self.lineup)))
         return self
 
 
@@ -133,11 +143,17 @@ def _member_fall(fam, job: DocJob) -> np.ndarray:
     if job.company not in classes:
         return np.zeros(n)
     y = classes.index(job.company)
+    lineup = getattr(fam, "lineup_", None)  # a rival outside the line-up: the best inside it
+    inside = np.ones(len(classes), bool) if lineup is None else lineup == lineup[y]
+    others = inside & (np.arange(len(classes)) != y)
+    if not others.any():
+        return np.zeros(n)
+    rival = classes.index(job.rival) if job.rival in classes and inside[classes.index(job.rival)] else None
     if fam.whole_document:
         base_counts = fam.counts(base)
         total = sparse.csr_matrix(base_counts.sum(axis=0))
         s0 = fam.doc_scores(total)[0]
-        r = classes.index(job.rival) if job.rival in classes else int(np.argmax(np.where(np.arange(len(classes)) == y, -np.inf, s0)))
+        r = rival if rival is not None else int(np.argmax(np.where(others, s0, -np.inf)))
         margin = s0[y] - s0[r]
         if not edits:
             return np.zeros(n)
@@ -149,7 +165,7 @@ def _member_fall(fam, job: DocJob) -> np.ndarray:
     else:
         s0 = fam.chunk_scores(base)
         tot = s0.sum(axis=0)
-        r = classes.index(job.rival) if job.rival in classes else int(np.argmax(np.where(np.arange(len(classes)) == y, -np.inf, tot)))
+        r = rival if rival is not None else int(np.argmax(np.where(others, tot, -np.inf)))
         margin = tot[y] - tot[r]
         m0 = s0[:, y] - s0[:, r]
         s1 = fam.edited_scores(base, edits) if edits else np.zeros((0, len(classes)))

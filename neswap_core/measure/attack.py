@@ -11,6 +11,10 @@ An attacker names the protected metadata (the company) of a text. Two trained at
   stronger (more pessimistic) than an outside reader; ``cross_fitted_proba`` is its functional
   form. A released chunk at position i is scored by the model that did not see chunk i.
 
+With ``lineup`` (``text_attacker(lineup=L)``, ``CrossFittedAttacker(lineup=L)``) and more than
+L companies, one model is fitted per line-up of at most L companies (``measure/lineups.py``) and
+the scorers name a text among its company's line-up.
+
 Both expose ``classes_`` and ``log_proba_at(positions, texts)``, the one call
 ``measures.ReleaseScorer`` needs, and ``term_weights`` (coefficient × tf-idf of a class) for the
 "words that weighed most" view.
@@ -42,6 +46,7 @@ from ..errors import FitError
 from ..models.blas_threads import single_blas_thread
 from ..models.fit_processes import fit_processes, run_in_processes
 from . import row_memo
+from .lineups import LineupTextAttacker, assign_lineups, lineup_count, lineup_rows
 from .term_budget import fit_within_budget
 
 #: log(1e-300): the log-probability of a class a fold model never saw (keeps sums finite).
@@ -203,16 +208,45 @@ def _aligned(log_p: np.ndarray, model_classes: np.ndarray, classes: np.ndarray) 
 
 
 def _fit_attacker(params: dict, texts: list[str], labels: np.ndarray) -> TextAttacker:
-    """One fold's attacker (a worker's call: module-level, picklable)."""
+    """One fold's (or line-up's) attacker (a worker's call: module-level, picklable)."""
     return TextAttacker(**params).fit(texts, labels)
+
+
+def lineup_attacker(parts: list[TextAttacker]) -> TextAttacker | LineupTextAttacker:
+    """One model of several line-up attackers (``measure/lineups.py``), or the only one."""
+    if len(parts) == 1:
+        return parts[0]
+    classes = np.array(sorted(c for p in parts for c in p.classes_), dtype=object)
+    where = {c: g for g, p in enumerate(parts) for c in p.classes_}
+    return LineupTextAttacker(parts, classes, np.array([where[c] for c in classes], dtype=np.int64))
+
+
+def text_attacker(texts: Sequence[str], labels: Sequence[str], *, lineup: int | None = None,
+                  C: float = DEFAULT_C, random_state: int | None = 0):
+    """A ``TextAttacker`` fitted on ``texts``, or with more companies than ``lineup`` one per
+    line-up (``measure/lineups.py``; on every core from ``models.fit_processes.MIN_TEXTS``)."""
+    texts = _as_texts(texts)
+    y = np.asarray([str(v) for v in labels], dtype=object)
+    classes = np.array(sorted(set(y)), dtype=object)
+    lineup_of = assign_lineups(classes, lineup, random_state)
+    params = {"C": C, "random_state": random_state}
+    if lineup_count(lineup_of) == 1:
+        return TextAttacker(C=C, random_state=random_state).fit(texts, y)
+    calls = [functools.partial(_fit_attacker, params, [texts[i] for i in rows], y[rows])
+             for rows in lineup_rows(y, classes, lineup_of)]  # fmt: skip
+    out = lineup_attacker(run_in_processes(calls, fit_processes(len(texts), len(calls))))
+    out.lineup_ = lineup_of  # the same dealing as assign_lineups (classes sorted both ways)
+    return out
 
 
 class CrossFittedAttacker(BaseEstimator):
     """The in-corpus attacker: ``n_folds`` TextAttackers, each blind to one fold (SPEC §8).
 
     ``fit(texts, labels, groups)`` with ``groups`` the document id of each chunk (default: the
-    label). Fitted: ``classes_``, ``folds_`` (fold of each position), ``models_`` (one per fold),
-    ``oof_log_proba_`` (out-of-fold log-probabilities of the fitted texts).
+    label). ``lineup``: at most this many companies per line-up (``measure/lineups.py``: one
+    model per fold and line-up; None: all companies at once). Fitted: ``classes_``, ``folds_``
+    (fold of each position), ``models_`` (one per fold), ``lineup_`` (line-up of each class),
+    ``oof_log_proba_`` (out-of-fold log-probabilities of the fitted texts, unmasked).
     """
 
     def __init__(
@@ -223,12 +257,14 @@ class CrossFittedAttacker(BaseEstimator):
         min_df: int = 3,
         C: float = DEFAULT_C,
         random_state: int | None = 0,
+        lineup: int | None = None,
     ) -> None:
         self.n_folds = n_folds
         self.ngram_range = ngram_range
         self.min_df = min_df
         self.C = C
         self.random_state = random_state
+        self.lineup = lineup
 
     def fit(
         self, texts: Sequence[str], labels: Sequence[str], groups: Sequence[str] | None = None
@@ -244,10 +280,19 @@ class CrossFittedAttacker(BaseEstimator):
         folds = [f for f in range(self.n_folds) if (self.folds_ == f).any()]
         params = {"ngram_range": self.ngram_range, "min_df": self.min_df, "C": self.C,
                   "random_state": self.random_state}
-        calls = [functools.partial(_fit_attacker, params, [texts[i] for i in np.flatnonzero(self.folds_ != f)],
-                                   y[self.folds_ != f]) for f in folds]  # fmt: skip
-        fitted = dict(zip(folds, run_in_processes(calls, fit_processes(len(texts), len(calls))), strict=True))
-        self.models_: list[TextAttacker | None] = [fitted.get(f) for f in range(self.n_folds)]
+        self.lineup_ = assign_lineups(self.classes_, self.lineup, self.random_state)
+        calls, jobs = [], []
+        for f in folds:  # one model per fold (and line-up: measure/lineups.py)
+            for rows in lineup_rows(y, self.classes_, self.lineup_):
+                train = rows[self.folds_[rows] != f]
+                if lineup_count(self.lineup_) > 1 and len(set(y[train])) < 2:
+                    continue  # a line-up of one company in this fold: its columns stay LOG_FLOOR
+                jobs.append(f)
+                calls.append(functools.partial(_fit_attacker, params, [texts[i] for i in train], y[train]))
+        done = run_in_processes(calls, fit_processes(len(texts), len(calls)))
+        fitted = {f: lineup_attacker([m for g, m in zip(jobs, done, strict=True) if g == f])
+                  for f in dict.fromkeys(jobs)}  # fmt: skip
+        self.models_: list[TextAttacker | LineupTextAttacker | None] = [fitted.get(f) for f in range(self.n_folds)]
         for f, model in fitted.items():  # independent folds: on every core (models.fit_processes)
             held = self.folds_ == f
             oof[held] = _aligned(
@@ -279,7 +324,7 @@ class CrossFittedAttacker(BaseEstimator):
             )
         return out
 
-    def _fold_model(self, fold: int) -> TextAttacker:
+    def _fold_model(self, fold: int) -> TextAttacker | LineupTextAttacker:
         """The model blind to ``fold`` (a fold that holds a position always has one)."""
         model = self.models_[fold]
         if model is None:

@@ -16,7 +16,12 @@ re-vectorises and re-scores only the changed chunks (one sparse product) and ret
 * ``table``: 2×2 counts over changed chunks, rows pre correct/wrong, columns post correct/wrong,
   and ``mcnemar_p``: exact McNemar test, two-sided binomial test (p = ½) on the discordant cells
   (1.0 when there are none), as in the paper's Table 3;
-* ``chance``: 1 / number of companies of the corpus.
+* ``chance``: 1 / number of companies of the corpus (with line-ups, the mean of 1 / the size of
+  each chunk's line-up).
+
+An attacker fitted with **line-ups** (``measure/lineups.py``: ``lineup_``, the line-up of each
+class) names every chunk and document among the companies of its true company's line-up: the
+scores of the other companies are masked on entry, so every figure below is within line-ups.
 
 A chunk whose company the attacker never saw (not in ``classes_``) can never be named: it counts
 as wrong. A "changed" position whose released text equals the original is not counted as changed.
@@ -37,6 +42,7 @@ import pandas as pd
 from scipy.stats import binomtest
 
 from ..errors import ConfigError
+from .lineups import lineup_chance, mask_rows
 
 TOP_K = 5
 
@@ -151,20 +157,23 @@ class ReleaseScorer:
                 f"{n} texts, {len(labels)} labels and {len(doc_ids)} doc ids: give one of each per chunk."
             )
         self.name = name
+        self.lineup_ = None  # the line-up of each class (measure/lineups.py), None: one
         if isinstance(attacker, np.ndarray):
             if classes is None or attacker.shape != (n, len(classes)):
                 raise ConfigError("Probabilities need `classes` and one row per text.")
             self.attacker, self.classes_ = None, np.asarray(classes, dtype=object)
-            self.log_proba_ = np.log(np.clip(attacker, 1e-300, 1.0))
+            log_proba = np.log(np.clip(attacker, 1e-300, 1.0))
         else:
             self.attacker, self.classes_ = attacker, np.asarray(attacker.classes_, dtype=object)
+            self.lineup_ = getattr(attacker, "lineup_", None)
             if pre_log_proba is not None and np.shape(pre_log_proba) == (n, len(self.classes_)):
-                self.log_proba_ = np.asarray(pre_log_proba, dtype=np.float64)
+                log_proba = np.asarray(pre_log_proba, dtype=np.float64)
             else:
-                self.log_proba_ = attacker.log_proba_at(np.arange(n), self.texts)
+                log_proba = attacker.log_proba_at(np.arange(n), self.texts)
         where = {c: i for i, c in enumerate(self.classes_)}
         self.labels = np.asarray([str(v) for v in labels], dtype=object)
         self.y_ = np.array([where.get(v, -1) for v in self.labels], dtype=np.int64)
+        self.log_proba_ = mask_rows(log_proba, self.y_, self.lineup_)
         self.doc_ids = np.asarray([str(d) for d in doc_ids], dtype=object)
         # each document's first chunk, in one pass (a scan per document was documents × chunks)
         self.documents_, first, self.doc_index_ = np.unique(self.doc_ids, return_index=True,
@@ -175,6 +184,7 @@ class ReleaseScorer:
         np.add.at(self.doc_log_proba_, self.doc_index_, self.log_proba_)
         self.rank_ = _ranks(self.log_proba_, self.y_)
         self.n_companies = len(set(self.labels))
+        self.chance_ = lineup_chance(self.y_, self.lineup_, self.n_companies)
         self.unknown_labels = sorted(set(self.labels) - set(self.classes_))
 
     #: Passages and documents measured (None: all), set by ``scoped``.
@@ -218,7 +228,7 @@ class ReleaseScorer:
                 f"The {self.name} scorer holds fixed probabilities only; it cannot score released "
                 "text. Build it from a fitted attacker."
             )
-        return self.attacker.log_proba_at(positions, texts)
+        return mask_rows(self.attacker.log_proba_at(positions, texts), self.y_[positions], self.lineup_)
 
     def score(self, changed: Mapping[int, str]) -> AttackMeasures:
         """Measures of the release that replaces the chunks at the given positions."""
@@ -308,7 +318,7 @@ class ReleaseScorer:
             named_documents=tuple(documents[named]),
             table=table,
             mcnemar_p=mcnemar_exact(table),
-            chance=1.0 / max(self.n_companies, 1),
+            chance=self.chance_,
             documents=docs,
         )
 

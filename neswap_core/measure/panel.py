@@ -30,6 +30,11 @@ the pre-release corpus once; ``scorer.score(changed)`` with ``changed = {positio
 re-scores only the changed chunks and the documents holding them (``PanelScore``: per family
 chunk and document accuracy, worst case over families). ``embed`` (texts -> unit vectors) is
 only called for changed texts; the ``Embedder`` caches them by text.
+
+``AttackerPanel(lineup=L)`` with more than L companies: **line-ups** (``measure/lineups.py``):
+each per-chunk family is fitted once per line-up of at most L companies (``LineupFamily``), the
+whole-document families once; every family carries ``lineup_`` and its scorers name a text
+among its company's line-up only (conservative; linear fits instead of quadratic).
 """
 
 from __future__ import annotations
@@ -48,9 +53,11 @@ from ..models.blas_threads import single_blas_thread
 from ..models.fit_processes import fit_processes, run_in_processes
 from . import count_delta, row_memo
 from .attack_scores import _ranks  # rank of the true class; ties count as named
+from .lineups import LineupModels, assign_lineups, lineup_count, lineup_rows, mask_rows
 from .term_budget import fit_within_budget
 
-__all__ = ["CORE_FAMILIES", "EXTRA_FAMILIES", "AttackerPanel", "PanelScorer", "PanelScore", "make_family"]
+__all__ = ["CORE_FAMILIES", "EXTRA_FAMILIES", "AttackerPanel", "LineupFamily", "PanelScorer", "PanelScore",
+           "make_family"]
 
 
 def _softmax_log(scores: np.ndarray) -> np.ndarray:
@@ -79,6 +86,7 @@ class Family:
     whole_document = False
     needs_vectors = False
     classes_: np.ndarray
+    lineup_: np.ndarray | None = None  # set with several line-ups (measure/lineups.py)
 
     def fit(self, texts, labels, doc_ids, vectors=None):  # pragma: no cover - interface
         raise NotImplementedError
@@ -253,6 +261,62 @@ class BM25Family(RetrievalFamily):
         return np.asarray((sparse.csr_matrix(counts) @ self.weights_.T).todense())
 
 
+class LineupFamily(LineupModels, Family):
+    """A per-chunk family fitted once per line-up (``measure/lineups.py``), scored as one:
+    column c of ``chunk_scores`` comes from the model of c's line-up."""
+
+    def __init__(self, parts: list[Family], classes, lineup: np.ndarray) -> None:
+        super().__init__(parts, classes, lineup)
+        self.needs_vectors = bool(parts and parts[0].needs_vectors)
+
+    def chunk_scores(self, texts, vectors=None) -> np.ndarray:
+        return self._assemble([p.chunk_scores(texts, vectors) for p in self.parts_], len(texts))
+
+    def edited_scores(self, texts, edits) -> np.ndarray:
+        return self._assemble([p.edited_scores(texts, edits) for p in self.parts_], len(edits))
+
+
+def fit_lineup_calls(name: str, random_state: int, texts: list[str], labels: list[str], doc_ids,
+                     vectors, classes: np.ndarray, lineup: np.ndarray) -> list:
+    """The fits of family ``name``: one call, or one per line-up (``lineup``: the line-up of
+    each of the sorted ``classes``) for a per-chunk family when there are several;
+    ``assemble_family`` turns their results into one family."""
+    fam = make_family(name, random_state)
+    vectors = vectors if fam.needs_vectors else None
+    if not split_by_lineup(fam, lineup):
+        return [functools.partial(_fit_family, name, random_state, texts, labels, doc_ids, vectors)]
+    calls: list = []
+    for rows in lineup_rows(labels, classes, lineup):
+        if len({labels[i] for i in rows}) < 2:
+            continue  # a line-up of one company: nothing to tell apart (its columns stay masked)
+        calls.append(functools.partial(
+            _fit_family, name, random_state, [texts[i] for i in rows], [labels[i] for i in rows],
+            None if doc_ids is None else [doc_ids[i] for i in rows],
+            None if vectors is None else np.asarray(vectors)[rows]))
+    return calls
+
+
+def split_by_lineup(family: Family, lineup: np.ndarray) -> bool:
+    """Whether ``family`` is fitted once per line-up: a per-chunk family with several line-ups
+    (a whole-document family is linear in the corpus already: fitted once, masked alike)."""
+    return lineup_count(lineup) > 1 and not family.whole_document
+
+
+def assemble_family(fitted: list[tuple[Family, float]], classes, lineup: np.ndarray,
+                    split: bool) -> tuple[Family, float]:
+    """One family (and its fit seconds) from the results of ``fit_lineup_calls``'s calls
+    (``split``: one per line-up); with more than one line-up it carries ``lineup_`` (even a
+    whole-document family: its scores are masked to the line-up like the others')."""
+    if not split:
+        fam, seconds = fitted[0]
+    else:
+        fam = LineupFamily([f for f, _ in fitted], classes, lineup)
+        seconds = float(sum(t for _, t in fitted))
+    if lineup_count(lineup) > 1:
+        fam.lineup_ = lineup
+    return fam, seconds
+
+
 def make_family(name: str, random_state: int = 0) -> Family:
     """A fresh family by name (see the module docstring)."""
     if name == "word":
@@ -287,9 +351,10 @@ def _fit_family(name: str, random_state: int, texts, labels, doc_ids, vectors) -
 class AttackerPanel:
     """Attackers of several families trained on one reading (module docstring).
 
-    Parameters: ``families`` (names, see ``make_family``); ``random_state``. Fitted:
-    ``families_`` {name: fitted family}, ``classes_`` (companies the reading holds),
-    ``fit_seconds_`` {name: seconds}.
+    Parameters: ``families`` (names, see ``make_family``); ``random_state``; ``lineup``: at
+    most this many companies per line-up (``measure/lineups.py``; None or 0: the whole reading
+    at once). Fitted: ``families_`` {name: fitted family}, ``classes_`` (companies the reading
+    holds), ``lineup_`` (the line-up of each of them), ``fit_seconds_`` {name: seconds}.
     """
 
     # set by measure/panel_cache.fitted_panel: read from its cache file, and the load or fit time
@@ -297,10 +362,11 @@ class AttackerPanel:
     cache_seconds_: float
 
     def __init__(self, families: Sequence[str] = CORE_FAMILIES, *, random_state: int = 0,
-                 processes: int | None = None):
+                 processes: int | None = None, lineup: int | None = None):
         self.families = tuple(families)
         self.random_state = random_state
         self.processes = processes  # fit processes (models.fit_processes; None: one per CPU)
+        self.lineup = lineup
 
     def fit(self, texts: Sequence[str], labels: Sequence[str], doc_ids: Sequence[str] | None = None,
             vectors: np.ndarray | None = None) -> AttackerPanel:
@@ -311,13 +377,20 @@ class AttackerPanel:
             raise ValueError("the panel needs one label per text and at least two companies")
         names = [n for n in self.families  # no vectors given: the embedding family is left out
                  if vectors is not None or not make_family(n, self.random_state).needs_vectors]
-        calls = [functools.partial(_fit_family, n, self.random_state, texts, labels, doc_ids,
-                                   vectors if make_family(n, self.random_state).needs_vectors else None)
-                 for n in names]  # fmt: skip
-        fitted = run_in_processes(calls, fit_processes(len(texts), len(calls), self.processes))
-        self.families_: dict[str, Family] = {n: fam for n, (fam, _) in zip(names, fitted, strict=True)}
-        self.fit_seconds_: dict[str, float] = {n: s for n, (_, s) in zip(names, fitted, strict=True)}
         self.classes_ = np.array(sorted(set(labels)), dtype=object)
+        self.lineup_ = lineup = assign_lineups(self.classes_, self.lineup, self.random_state)
+        calls: list = []
+        spans: list[tuple[str, int, int]] = []
+        for n in names:  # one call per family, or per family and line-up
+            mine = fit_lineup_calls(n, self.random_state, texts, labels, doc_ids, vectors, self.classes_, lineup)
+            spans.append((n, len(calls), len(calls) + len(mine)))
+            calls.extend(mine)
+        fitted = run_in_processes(calls, fit_processes(len(texts), len(calls), self.processes))
+        self.families_: dict[str, Family] = {}
+        self.fit_seconds_: dict[str, float] = {}
+        for n, a, b in spans:
+            split = split_by_lineup(make_family(n, self.random_state), lineup)
+            self.families_[n], self.fit_seconds_[n] = assemble_family(fitted[a:b], self.classes_, lineup, split)
         return self
 
     def scorer(self, texts, labels, doc_ids, vectors=None, embed=None) -> PanelScorer:
@@ -368,13 +441,15 @@ class PanelScorer:
         for name, fam in panel.families_.items():
             where = {c: i for i, c in enumerate(fam.classes_)}
             y = np.array([where.get(v, -1) for v in self.labels], dtype=np.int64)
-            state = {"y": y, "doc_y": y[first], "chunk": fam.chunk_scores(self.texts, self.vectors)}
+            lineup = getattr(fam, "lineup_", None)
+            state: dict = {"y": y, "doc_y": y[first], "lineup": lineup,
+                     "chunk": mask_rows(fam.chunk_scores(self.texts, self.vectors), y, lineup)}
             if fam.whole_document:
                 member = sparse.csr_matrix((np.ones(len(self.texts)), (self.doc_index_, np.arange(len(self.texts)))),
                                            shape=(len(self.documents_), len(self.texts)))
                 state["counts"] = fam.counts(self.texts).tocsr()
                 state["doc_counts"] = (member @ state["counts"]).tocsr()
-                state["doc"] = fam.doc_scores(state["doc_counts"])
+                state["doc"] = mask_rows(fam.doc_scores(state["doc_counts"]), y[first], lineup)
             else:
                 doc = np.zeros((len(self.documents_), len(fam.classes_)))
                 np.add.at(doc, self.doc_index_, state["chunk"])
@@ -406,7 +481,7 @@ class PanelScorer:
         chunk = st["chunk"].copy()
         doc = st["doc"].copy()
         if pos.size:
-            new = fam.chunk_scores(new_texts, vec)
+            new = mask_rows(fam.chunk_scores(new_texts, vec), st["y"][pos], st["lineup"])
             if fam.whole_document:
                 touched = np.unique(self.doc_index_[pos])
                 new_counts = fam.counts(new_texts).tocsr()
@@ -414,7 +489,7 @@ class PanelScorer:
                 member = sparse.csr_matrix((np.ones(len(pos)), (self.doc_index_[pos], np.arange(len(pos)))),
                                            shape=(len(self.documents_), len(pos)))
                 doc_counts = (st["doc_counts"] + member @ delta)[touched]
-                doc[touched] = fam.doc_scores(doc_counts)
+                doc[touched] = mask_rows(fam.doc_scores(doc_counts), st["doc_y"][touched], st["lineup"])
             else:
                 np.add.at(doc, self.doc_index_[pos], new - chunk[pos])
             chunk[pos] = new

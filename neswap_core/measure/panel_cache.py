@@ -22,19 +22,24 @@ from pathlib import Path
 import numpy as np
 
 from ..models.embedding_pool import encode_in_processes
+from .lineups import effective_size
 from .panel import AttackerPanel
 
 PANEL_FOLDER = "attacker_panels"
 
 
 def panel_key(texts: Sequence[str], labels: Sequence[str], doc_ids: Sequence[str],
-              families: Sequence[str], random_state: int) -> str:
+              families: Sequence[str], random_state: int, lineup: int | None = None) -> str:
     """SHA-256 of everything the fitted panel depends on (module docstring)."""
     import sklearn
 
     h = hashlib.sha256()
-    h.update(json.dumps({"families": list(families), "random_state": random_state,
-                         "sklearn": sklearn.__version__, "n": len(texts)}).encode())  # fmt: skip
+    head = {"families": list(families), "random_state": random_state,
+            "sklearn": sklearn.__version__, "n": len(texts)}
+    size = effective_size(len(set(labels)), lineup)
+    if size is not None:  # a reading that fits one line-up keeps its key
+        head["lineup"] = size
+    h.update(json.dumps(head).encode())
     for t, y, d in zip(texts, labels, doc_ids, strict=True):
         for part in (t, y, d):
             h.update(part.encode("utf-8"))
@@ -44,7 +49,8 @@ def panel_key(texts: Sequence[str], labels: Sequence[str], doc_ids: Sequence[str
 
 def fitted_panel(texts: Sequence[str], labels: Sequence[str], doc_ids: Sequence[str],
                  families: Sequence[str], *, embed: Callable[[list[str]], np.ndarray] | None = None,
-                 cache_dir: str | Path | None = None, random_state: int = 0) -> AttackerPanel:
+                 cache_dir: str | Path | None = None, random_state: int = 0,
+                 lineup: int | None = None) -> AttackerPanel:
     """The panel of ``families`` fitted on the reading units, from ``cache_dir`` when there.
 
     ``embed`` embeds the reading for the embedding family (left out without it). The fitted
@@ -54,7 +60,7 @@ def fitted_panel(texts: Sequence[str], labels: Sequence[str], doc_ids: Sequence[
     start = time.perf_counter()
     path = None
     if cache_dir is not None:
-        key = panel_key(texts, labels, doc_ids, families, random_state)
+        key = panel_key(texts, labels, doc_ids, families, random_state, lineup)
         path = Path(cache_dir) / PANEL_FOLDER / f"{key}.pkl"
         if path.is_file():
             try:
@@ -66,7 +72,8 @@ def fitted_panel(texts: Sequence[str], labels: Sequence[str], doc_ids: Sequence[
                 path.unlink(missing_ok=True)
     vectors = (np.asarray(encode_in_processes(embed, texts), np.float32)
                if "embedding" in families and embed else None)  # fmt: skip
-    panel = AttackerPanel(families, random_state=random_state).fit(texts, labels, doc_ids, vectors)
+    panel = AttackerPanel(families, random_state=random_state,
+                          lineup=effective_size(len(set(labels)), lineup)).fit(texts, labels, doc_ids, vectors)
     panel.loaded_from_cache_, panel.cache_seconds_ = False, time.perf_counter() - start
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -25,7 +25,15 @@ from scipy import sparse
 from . import row_memo
 from .attack import ranked_weights
 from .attack_scores import AttackMeasures, ReleaseScorer, _ranks
-from .panel import AttackerPanel, BM25Family, Family, LinearTextFamily, RetrievalFamily
+from .lineups import mask_rows
+from .panel import (
+    AttackerPanel,
+    BM25Family,
+    Family,
+    LinearTextFamily,
+    LineupFamily,
+    RetrievalFamily,
+)
 
 Embed = Callable[[list[str]], np.ndarray]
 
@@ -36,6 +44,7 @@ class FamilyAttacker:
     def __init__(self, family: Family, pre_texts: Sequence[str], pre_vectors: np.ndarray | None = None,
                  embed: Embed | None = None) -> None:
         self.family, self.classes_ = family, family.classes_
+        self.lineup_ = getattr(family, "lineup_", None)  # measure/lineups.py: the scorer masks
         self.pre_texts, self.pre_vectors, self.embed = list(pre_texts), pre_vectors, embed
 
     def _vectors(self, positions: np.ndarray, texts: list[str]) -> np.ndarray:
@@ -74,6 +83,9 @@ def family_term_weights(family: Family, texts: Sequence[str], label: str) -> pd.
     texts × the profile's, both unit length); BM25, count × the profile's BM25 weight; LR and
     SVM, Σ tf-idf × coefficient; NB, count × (log p(word | company) − mean over companies).
     Empty for the embedding family, which reads no words."""
+    if isinstance(family, LineupFamily):  # the model of the label's line-up
+        part = family.part_of(label)
+        return pd.Series(dtype=float) if part is None else family_term_weights(part, texts, label)
     classes = list(family.classes_)
     if label not in classes or not texts:
         return pd.Series(dtype=float)
@@ -136,7 +148,7 @@ class DocumentFamilyScorer(ReleaseScorer):
         self.member_ = sparse.csr_matrix((np.ones(n), (self.doc_index_, np.arange(n))),
                                          shape=(len(self.documents_), n))  # fmt: skip
         self.doc_counts_ = (self.member_ @ self.counts_).tocsr()
-        self.doc_log_proba_ = family.doc_scores(self.doc_counts_)
+        self.doc_log_proba_ = mask_rows(family.doc_scores(self.doc_counts_), self.doc_y_, self.lineup_)
 
     def score(self, changed: Mapping[int, str]) -> AttackMeasures:
         pos, texts = self._changed(changed)
@@ -156,6 +168,7 @@ class DocumentFamilyScorer(ReleaseScorer):
     def measures(self, positions: np.ndarray, log_p: np.ndarray, counts=None) -> AttackMeasures:
         """Measures when the chunks at ``positions`` hold texts of word ``counts`` (chunk scores
         ``log_p``); the documents holding them are re-scored from their updated counts."""
+        log_p = mask_rows(log_p, self.y_[positions], self.lineup_)
         rank = self.rank_.copy()
         post_rank = _ranks(log_p, self.y_[positions]) if len(positions) else np.zeros(0, np.int64)
         rank[positions] = post_rank
@@ -167,7 +180,8 @@ class DocumentFamilyScorer(ReleaseScorer):
             delta = sparse.csr_matrix(counts) - self.counts_[positions]
             member = sparse.csr_matrix((np.ones(len(positions)), (self.doc_index_[positions],
                                         np.arange(len(positions)))), shape=(len(self.documents_), len(positions)))  # fmt: skip
-            doc[touched] = self.family.doc_scores((self.doc_counts_ + member @ delta)[touched])
+            doc[touched] = mask_rows(self.family.doc_scores((self.doc_counts_ + member @ delta)[touched]),
+                                     self.doc_y_[touched], self.lineup_)  # fmt: skip
         measures = self._assemble(rank, self.rank_[positions], post_rank, doc, positions)
         return _tie_named(self, measures, doc)
 

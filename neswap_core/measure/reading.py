@@ -34,7 +34,8 @@ import numpy as np
 from ..corpus import Chunk, Corpus
 from ..errors import CorpusError
 from ..text.sentences import split_sentences
-from .attack import DEFAULT_C, TextAttacker
+from .attack import DEFAULT_C, TextAttacker, text_attacker
+from .lineups import effective_size
 
 
 def sentences_per_chunk(chunks: Sequence[Chunk]) -> int:
@@ -95,6 +96,7 @@ def reading_attacker(
     C: float = DEFAULT_C,
     random_state: int | None = 0,
     cache_dir: str | Path | None = None,
+    lineup: int | None = None,
 ) -> TextAttacker:
     """Fit the reading attacker on the reading cut into passages the size of ``chunks``.
 
@@ -102,17 +104,19 @@ def reading_attacker(
     count as wrong); ``missing_companies`` lists them so the caller can say so. ``units_``
     keeps the (texts, labels, doc ids) it was fitted on, for the other families of the attacker
     panel (``choose/attack_columns.build_scorers``). ``cache_dir``: kept on disk (module
-    docstring).
+    docstring). ``lineup``: with more companies, one model per line-up of at most this many
+    (``measure/lineups.py``).
     """
     size = sentences_per_chunk(chunks)
-    path = _cache_path(cache_dir, with_company_executives(reading, corpus), size, C, random_state)
+    lineup = effective_size(len({reading.protected_value(d) for d in reading.documents}), lineup)
+    path = _cache_path(cache_dir, with_company_executives(reading, corpus), size, C, random_state, lineup)
     if path is not None and path.is_file():
         try:
             return pickle.loads(path.read_bytes())
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
             pass  # a damaged or outdated cache file is refitted
     texts, labels, ids = reading_units(reading, size, corpus, cache_dir)
-    attacker = TextAttacker(C=C, random_state=random_state).fit(texts, labels)
+    attacker = text_attacker(texts, labels, lineup=lineup, C=C, random_state=random_state)
     attacker.unit_sentences_ = size
     attacker.n_units_ = len(texts)
     attacker.units_ = (texts, labels, ids)  # the panel and the document defence fit on them
@@ -128,7 +132,8 @@ def reading_attacker(
 READING_CACHE_FORMAT = 1
 
 
-def _cache_path(cache_dir, reading: Corpus, size: int, C: float, random_state) -> Path | None:
+def _cache_path(cache_dir, reading: Corpus, size: int, C: float, random_state,
+                lineup: int | None = None) -> Path | None:
     """The cache file of a reading attacker (module docstring), or None without ``cache_dir``."""
     if cache_dir is None:
         return None
@@ -136,8 +141,8 @@ def _cache_path(cache_dir, reading: Corpus, size: int, C: float, random_state) -
 
     from ..version import __version__
 
-    h = hashlib.sha256(repr((READING_CACHE_FORMAT, __version__, sklearn.__version__, size, C,
-                             random_state)).encode())  # fmt: skip
+    key = (READING_CACHE_FORMAT, __version__, sklearn.__version__, size, C, random_state)
+    h = hashlib.sha256(repr(key if lineup is None else (*key, lineup)).encode())
     h.update(pickle.dumps(reading, protocol=5))
     return Path(cache_dir) / "reading" / f"attacker_{h.hexdigest()[:24]}.pkl"
 

@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..choose.attack_columns import build_scorers
 from ..config import RunConfig
+from ..config.defaults import LINEUP_COMPANIES
 from ..corpus import Chunk
 from ..errors import CorpusError
 from ..generate.rewrite import apply_roles
@@ -67,14 +68,15 @@ def company_candidates(corpus) -> dict[str, tuple[str, ...]]:
 
 
 def fit_reading(corpus_path: str | Path, chunks: list[Chunk], corpus, protect: str,
-                cache_dir: str | Path | None = None):
+                cache_dir: str | Path | None = None, lineup: int | None = LINEUP_COMPANIES):
     """The reading attacker of the corpus's ``attacker/`` folder, or None when it has none
-    (``cache_dir``: a neswap cache folder, where it is kept between runs)."""
+    (``cache_dir``: a neswap cache folder, where it is kept between runs; ``lineup``: at most
+    this many companies per line-up, ``measure/lineups.py``)."""
 
     reading = load_attacker(corpus_path, protect=protect)
     if reading is None:
         return None
-    return reading_attacker(reading, chunks, corpus, cache_dir=cache_dir)
+    return reading_attacker(reading, chunks, corpus, cache_dir=cache_dir, lineup=lineup)
 
 
 def reading_notes(attacker, chunks: list[Chunk]) -> dict:
@@ -126,10 +128,10 @@ def evaluate_release(release: str | Path, corpus_path: str | Path | None = None)
     pre = apply_roles(list(prepared.chunks), dict(config.roles))
     changed = released_changes([c.text for c in pre], [c.doc_id for c in pre], released)
     reading = fit_reading(corpus_path, prepared.chunks, prepared.raw, config.protect,
-                          resolve_cache_dir(config.prepare.cache_dir))
+                          resolve_cache_dir(config.prepare.cache_dir), config.sweep.lineup)
     scorers = build_scorers(pre, reading, random_state=config.sweep.seed,
                             families=config.sweep.panel_families, embed=_embedder(config).encode,
-                            cache_dir=config.prepare.cache_dir)  # fmt: skip
+                            cache_dir=config.prepare.cache_dir, lineup=config.sweep.lineup)  # fmt: skip
     summary, table = attack_report(scorers, changed, [c.chunk_id for c in pre])
     summary.update(release=str(release), corpus=corpus_path, **reading_notes(reading, pre))
     clean = prepared.clean.corpus

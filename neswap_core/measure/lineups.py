@@ -1,0 +1,134 @@
+"""Line-ups: each passage and document named among its own company's line-up (SPEC §8, issue 21).
+
+A multinomial linear attacker over k companies costs about passages × k per iteration, and on a
+growing corpus k grows with it: every linear attacker (and the document defence's defender) is
+about quadratic in the corpus (``benchmarks/fit_scaling.py``: slopes 1.7–2.1). With line-ups
+the companies are dealt at random (seeded) into ``ceil(k / L)`` line-ups of at most ``L``
+companies, sizes differing by at most one; one model is fitted per line-up on that line-up's
+passages only (cost passages × L: linear in the corpus), and an attacker names a text among
+the companies of its **true company's line-up** — the other columns of its score row are set
+to ``MASKED`` by ``mask_rows``, so ranks, top-5, document sums, ties and margins are all
+within the line-up without another code path.
+
+Naming among fewer companies is the easier task, so line-up accuracies bound the whole-corpus
+ones from above: a release judged by them is conservative. A corpus of at most ``L`` companies
+(the dev corpus's 35 against the default 50) has one line-up and is scored exactly as before.
+
+``assign_lineups(classes, size, random_state)`` deals the line-ups; ``LineupFamily`` (a panel
+family) and ``LineupTextAttacker`` (the reading and in-corpus attackers' model) put the line-up
+models' scores side by side in one ``(n, k)`` matrix in ``classes_`` order; every fitted
+attacker with line-ups carries ``lineup_`` (the line-up of each of its ``classes_``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+#: Score of a company outside a row's line-up: far below any real log-probability or summed
+#: document score (|score| < 1e7), finite so a document's sum and a release's difference of
+#: two masked rows (0) stay exact.
+MASKED = -1e12
+
+
+def assign_lineups(classes: Sequence[str] | np.ndarray, size: int | None, random_state: int | None = 0) -> np.ndarray:
+    """Line-up (0..m−1) of each of ``classes`` (sorted companies): a seeded shuffle dealt into
+    ``m = ceil(k / size)`` line-ups of sizes differing by at most one. ``size`` None or 0, or
+    ``k <= size``: every company in line-up 0 (the whole corpus)."""
+    k = len(classes)
+    if size is not None and size != 0 and size < 2:
+        raise ValueError(f"a line-up holds at least 2 companies, got {size}")
+    if not size or k <= size:
+        return np.zeros(k, dtype=np.int64)
+    m = -(-k // size)
+    order = np.random.default_rng(random_state).permutation(k)
+    out = np.empty(k, dtype=np.int64)
+    out[order] = np.arange(k) % m
+    return out
+
+
+def effective_size(n_companies: int, size: int | None) -> int | None:
+    """``size`` when ``n_companies`` need more than one line-up, else None (the whole corpus):
+    what a cache key names, so a corpus that fits one line-up keeps its keys."""
+    return size if size and n_companies > size else None
+
+
+def lineup_count(lineup: np.ndarray | None) -> int:
+    return 1 if lineup is None or len(lineup) == 0 else int(lineup.max()) + 1
+
+
+def mask_rows(scores: np.ndarray, y: np.ndarray, lineup: np.ndarray | None) -> np.ndarray:
+    """``scores`` (n, k) with every column outside row i's line-up (that of class ``y[i]``) set
+    to ``MASKED``; rows of unknown labels (y < 0) and a single line-up are left as they are.
+    Setting (not adding) makes it idempotent: a memo of masked scores masks to itself."""
+    if lineup is None or lineup_count(lineup) == 1 or len(scores) == 0:
+        return scores
+    y = np.asarray(y, dtype=np.int64)
+    known = y >= 0
+    row_lineup = np.where(known, lineup[np.maximum(y, 0)], -1)
+    outside = (lineup[None, :] != row_lineup[:, None]) & known[:, None]
+    return np.where(outside, MASKED, scores)
+
+
+def lineup_chance(y: np.ndarray, lineup: np.ndarray | None, n_companies: int) -> float:
+    """The share a guess at random names: mean over rows of 1 / their line-up's size."""
+    if lineup is None or lineup_count(lineup) == 1:
+        return 1.0 / max(n_companies, 1)
+    y = np.asarray(y, dtype=np.int64)
+    sizes = np.bincount(lineup)
+    known = y[y >= 0]
+    return float(np.mean(1.0 / sizes[lineup[known]])) if len(known) else 1.0 / max(n_companies, 1)
+
+
+def lineup_rows(labels: Sequence[str] | np.ndarray, classes: np.ndarray, lineup: np.ndarray) -> list[np.ndarray]:
+    """Per line-up, the positions of ``labels`` whose company is in it."""
+    where = {c: g for c, g in zip(classes, lineup, strict=True)}
+    of = np.array([where[str(v)] for v in labels], dtype=np.int64)
+    return [np.flatnonzero(of == g) for g in range(lineup_count(lineup))]
+
+
+class LineupModels:
+    """Line-up models' scores in one (n, k) matrix: column c from the model of c's line-up.
+    ``parts``: the fitted models (each with ``classes_``), ``classes``: every company (sorted),
+    ``lineup``: the line-up of each."""
+
+    lineup_: np.ndarray | None
+
+    def __init__(self, parts: list, classes: Sequence[str] | np.ndarray, lineup: np.ndarray) -> None:
+        self.parts_ = list(parts)
+        self.classes_ = np.asarray(classes, dtype=object)
+        self.lineup_ = np.asarray(lineup, dtype=np.int64)
+
+    def _assemble(self, blocks: list[np.ndarray], n: int) -> np.ndarray:
+        out = np.full((n, len(self.classes_)), MASKED)
+        for part, block in zip(self.parts_, blocks, strict=True):
+            out[:, np.searchsorted(self.classes_, part.classes_)] = block
+        return out
+
+    def part_of(self, label: str):
+        """The line-up model that knows ``label`` (None if no line-up does)."""
+        for part in self.parts_:
+            if label in set(part.classes_):
+                return part
+        return None
+
+
+class LineupTextAttacker(LineupModels):
+    """``TextAttacker``s fitted one per line-up, scored as one (module docstring): the
+    interface of ``measure.attack.TextAttacker`` the scorers and the explain view use."""
+
+    def predict_log_proba(self, texts: Sequence[str]) -> np.ndarray:
+        texts = [str(t) for t in texts]
+        return self._assemble([p.predict_log_proba(texts) for p in self.parts_], len(texts))
+
+    def log_proba_at(self, positions: Sequence[int], texts: Sequence[str]) -> np.ndarray:
+        return self.predict_log_proba(texts)
+
+    def predict(self, texts: Sequence[str]) -> np.ndarray:
+        return self.classes_[self.predict_log_proba(texts).argmax(axis=1)]
+
+    def term_weights(self, texts: Sequence[str], label: str) -> pd.Series:
+        part = self.part_of(label)
+        return pd.Series(dtype=float) if part is None else part.term_weights(texts, label)

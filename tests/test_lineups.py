@@ -1,0 +1,212 @@
+"""Line-ups (measure/lineups.py): each text named among its own company's line-up.
+
+Checked against second methods: a panel with line-ups must give, line-up by line-up, the figures
+of panels fitted on each line-up's companies alone (the per-chunk families) or of the whole-corpus
+scores sliced to the line-up's columns (whole-document families); one line-up must be the
+whole-corpus attacker bit for bit; each model is fitted on its line-up's texts only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from neswap_core.choose.attack_columns import IN_CORPUS, READING, build_scorers
+from neswap_core.config.settings import RunConfig
+from neswap_core.corpus import Chunk
+from neswap_core.errors import ConfigError
+from neswap_core.generate.document_budget import DocJob, DocumentDefender, _member_fall
+from neswap_core.measure.attack import CrossFittedAttacker, TextAttacker, text_attacker
+from neswap_core.measure.attack_scores import ReleaseScorer, _ranks
+from neswap_core.measure.lineups import (
+    MASKED,
+    LineupTextAttacker,
+    assign_lineups,
+    lineup_chance,
+    lineup_rows,
+    mask_rows,
+)
+from neswap_core.measure.panel import AttackerPanel, LineupFamily
+from neswap_core.measure.panel_scorers import family_scorers
+
+COMPANIES = [f"co{i:02d}" for i in range(9)]
+SHARED = ("revenue margin quarter growth customers demand guidance pricing costs outlook "
+          "segment volume market cash capital orders supply").split()  # fmt: skip
+
+
+def _text(rng, company: int, n_words: int = 30) -> str:
+    own = [f"w{company}x{j}" for j in range(6)]
+    near = [f"w{(company + 1) % 9}x{j}" for j in range(6)]  # a neighbour's words blur it
+    pool = SHARED * 2 + own + near[:2]
+    return " ".join(rng.choice(pool, size=n_words))
+
+
+def _corpus(seed: int, docs_per_company: int, chunks_per_doc: int):
+    rng = np.random.default_rng(seed)
+    texts, labels, docs = [], [], []
+    for c, name in enumerate(COMPANIES):
+        for d in range(docs_per_company):
+            for _ in range(chunks_per_doc):
+                texts.append(_text(rng, c))
+                labels.append(name)
+                docs.append(f"{name}_{seed}_{d}")
+    return texts, labels, docs
+
+
+@pytest.fixture(scope="module")
+def data():
+    reading = _corpus(1, 3, 6)
+    corpus = _corpus(2, 2, 5)
+    rng = np.random.default_rng(7)
+    changed = {int(p): _text(rng, int(rng.integers(9)))
+               for p in rng.choice(len(corpus[0]), 25, replace=False)}  # fmt: skip
+    return reading, corpus, changed
+
+
+def test_line_ups_are_balanced_seeded_and_hold_at_most_size_companies():
+    classes = np.array([f"c{i:03d}" for i in range(103)], dtype=object)
+    lineup = assign_lineups(classes, 50, random_state=3)
+    sizes = np.bincount(lineup)
+    assert len(sizes) == 3 and sizes.max() <= 50 and sizes.max() - sizes.min() <= 1
+    assert np.array_equal(lineup, assign_lineups(classes, 50, random_state=3))
+    assert not np.array_equal(lineup, assign_lineups(classes, 50, random_state=4))
+    assert not assign_lineups(classes, 103).any() and not assign_lineups(classes, None).any()
+    with pytest.raises(ValueError, match="at least 2"):
+        assign_lineups(classes, 1)
+
+
+def test_mask_keeps_the_row_s_line_up_only_and_is_idempotent():
+    lineup = np.array([0, 1, 0, 1])
+    scores = np.arange(12, dtype=float).reshape(3, 4)
+    y = np.array([0, 3, -1])
+    masked = mask_rows(scores, y, lineup)
+    assert masked[0].tolist() == [0, MASKED, 2, MASKED]
+    assert masked[1].tolist() == [MASKED, 5, MASKED, 7]
+    assert masked[2].tolist() == scores[2].tolist()  # unknown company: nothing to restrict to
+    assert np.array_equal(mask_rows(masked, y, lineup), masked)
+    # the rank is the rank among the line-up's columns
+    assert _ranks(masked, y).tolist() == [1, 0, 4]
+    assert lineup_chance(np.array([0, 1, 2]), np.array([0, 0, 1]), 3) == pytest.approx((0.5 + 0.5 + 1) / 3)
+
+
+def test_panel_with_line_ups_equals_a_panel_per_line_up(data):
+    """Second method: the word family of each line-up fitted alone, scored on that line-up's
+    chunks alone; the whole-corpus accuracy is the chunk- (document-) weighted mean."""
+    (rt, rl, rd), (ct, cl, cd), changed = data
+    panel = AttackerPanel(["word", "retrieval"], lineup=4).fit(rt, rl, rd)
+    assert isinstance(panel.families_["word"], LineupFamily)
+    assert len(panel.families_["word"].parts_) == 3
+    whole = panel.scorer(ct, cl, cd).score(changed).families
+    chunk_named = doc_named = 0.0
+    for rows in lineup_rows(rl, panel.classes_, panel.lineup_):
+        companies = {rl[i] for i in rows}
+        alone = AttackerPanel(["word"]).fit([rt[i] for i in rows], [rl[i] for i in rows], [rd[i] for i in rows])
+        mine = [i for i, v in enumerate(cl) if v in companies]
+        local = {p: t for p, t in changed.items() if cl[p] in companies}
+        at = {p: k for k, p in enumerate(mine)}
+        s = alone.scorer([ct[i] for i in mine], [cl[i] for i in mine], [cd[i] for i in mine]).score(
+            {at[p]: t for p, t in local.items()}).families["word"]
+        chunk_named += s.chunk_accuracy * len(mine)
+        doc_named += s.document_accuracy * len({cd[i] for i in mine})
+    assert whole["word"].chunk_accuracy == pytest.approx(chunk_named / len(ct), abs=1e-12)
+    assert whole["word"].document_accuracy == pytest.approx(doc_named / len(set(cd)), abs=1e-12)
+
+
+def test_whole_document_family_is_sliced_to_the_line_up(data):
+    """Retrieval is fitted once (linear already) and its scores sliced: the masked ranks are the
+    ranks among the line-up's columns of the unmasked scores."""
+    (rt, rl, rd), (ct, cl, cd), _ = data
+    panel = AttackerPanel(["retrieval"], lineup=4).fit(rt, rl, rd)
+    fam = panel.families_["retrieval"]
+    assert fam.lineup_ is not None
+    raw = fam.chunk_scores(ct)
+    y = np.searchsorted(panel.classes_, cl)
+    expected = [int((raw[i, fam.lineup_ == fam.lineup_[y[i]]] > raw[i, y[i]]).sum()) for i in range(len(ct))]
+    scorer = family_scorers(panel, ct, cl, cd)["retrieval"]
+    assert scorer.rank_.tolist() == expected
+    assert scorer.pre_release().chance == pytest.approx(1 / 3)
+
+
+def test_release_scorers_agree_with_the_panel_scorer_under_line_ups(data):
+    (rt, rl, rd), (ct, cl, cd), changed = data
+    panel = AttackerPanel(["word", "char", "retrieval"], lineup=4).fit(rt, rl, rd)
+    own = panel.scorer(ct, cl, cd).score(changed).families
+    for name, scorer in family_scorers(panel, ct, cl, cd).items():
+        m = scorer.score(changed)
+        assert m.chunk_top1 == pytest.approx(own[name].chunk_accuracy, abs=1e-12), name
+        assert m.document_accuracy == pytest.approx(own[name].document_accuracy, abs=1e-12), name
+
+
+def test_one_line_up_is_the_whole_corpus_attacker_bit_for_bit(data):
+    (rt, rl, rd), (ct, cl, cd), changed = data
+    a = AttackerPanel(["word"], lineup=9).fit(rt, rl, rd)
+    b = AttackerPanel(["word"]).fit(rt, rl, rd)
+    assert not isinstance(a.families_["word"], LineupFamily)
+    assert np.array_equal(a.families_["word"].clf_.coef_, b.families_["word"].clf_.coef_)
+    assert type(text_attacker(rt, rl, lineup=50)) is TextAttacker
+    one = CrossFittedAttacker(lineup=9).fit(ct, cl, cd).oof_log_proba_
+    assert np.array_equal(one, CrossFittedAttacker().fit(ct, cl, cd).oof_log_proba_)
+
+
+def test_each_line_up_model_reads_its_own_companies_only(data):
+    (rt, rl, rd), _, _ = data
+    attacker = text_attacker(rt, rl, lineup=4)
+    assert isinstance(attacker, LineupTextAttacker)
+    seen = [set(p.classes_) for p in attacker.parts_]
+    assert sorted(c for s in seen for c in s) == sorted(COMPANIES)  # a partition
+    for part, companies in zip(attacker.parts_, seen, strict=True):
+        assert part.model_.coef_.shape[0] == len(companies) <= 4
+        alone = TextAttacker().fit([t for t, v in zip(rt, rl, strict=True) if v in companies],
+                                   [v for v in rl if v in companies])  # fmt: skip
+        assert np.array_equal(part.model_.coef_, alone.model_.coef_)
+    # the reading attacker's scorer ranks within the line-up
+    scorer = ReleaseScorer(attacker, rt, rl, rd)
+    assert scorer.rank_.max() < 4
+
+
+def test_in_corpus_attacker_with_line_ups_scores_its_out_of_fold_rows(data):
+    _, (ct, cl, cd), _ = data
+    model = CrossFittedAttacker(lineup=4).fit(ct, cl, cd)
+    scorer = ReleaseScorer(model, ct, cl, cd, name=IN_CORPUS)
+    assert np.array_equal(scorer.log_proba_, mask_rows(model.oof_log_proba_, scorer.y_, model.lineup_))
+    assert scorer.rank_.max() < 4
+
+
+def test_build_scorers_passes_the_line_up_to_every_attacker(data, tmp_path):
+    (rt, rl, rd), (ct, cl, cd), _ = data
+    reading = text_attacker(rt, rl, lineup=4)
+    reading.units_ = (rt, rl, rd)
+    chunks = [Chunk(f"{d}#{i}", d, i, t, v) for i, (t, v, d) in enumerate(zip(ct, cl, cd, strict=True))]
+    scorers = build_scorers(chunks, reading, families=["word", "char", "retrieval"], cache_dir=str(tmp_path),
+                            lineup=4)  # fmt: skip
+    for name, scorer in scorers.items():
+        assert scorer.lineup_ is not None and scorer.rank_.max() < 4, name
+    assert set(scorers) == {READING, "char", "retrieval", IN_CORPUS}
+    # a warm run (pre-release scores from the disk memo) gives the same figures
+    again = build_scorers(chunks, reading, families=["word", "char", "retrieval"], cache_dir=str(tmp_path),
+                          lineup=4)  # fmt: skip
+    for name in scorers:
+        assert np.array_equal(again[name].log_proba_, scorers[name].log_proba_), name
+
+
+def test_defender_rival_stays_inside_the_line_up(data):
+    (rt, rl, rd), (ct, cl, cd), _ = data
+    defender = DocumentDefender(members=("word", "retrieval"), lineup=4).fit(rt, rl, rd)
+    word = next(f for n, h, f in defender.members_ if n == "word")
+    assert isinstance(word, LineupFamily)
+    base = [t for t, d in zip(ct, cd, strict=True) if d == cd[0]]
+    company = cl[0]
+    y = list(word.classes_).index(company)
+    outside = next(c for c, g in zip(word.classes_, word.lineup_, strict=True) if g != word.lineup_[y])
+    edits = [(0, [(0, len(base[0].split()[0]), "[X]")])]
+    job = DocJob(company=company, base=base, n_types=1, types=[0], edits=edits, rival=outside)
+    fall = _member_fall(word, job)
+    # the same as naming the best rival inside the line-up
+    assert np.isfinite(fall).all()
+    assert np.array_equal(fall, _member_fall(word, DocJob(company, base, 1, [0], edits, None)))
+
+
+def test_lineup_setting_is_checked():
+    with pytest.raises(ConfigError, match="line-up"):
+        RunConfig.from_dict({"sweep": {"lineup": 1}})
+    assert RunConfig().sweep.lineup == 50
