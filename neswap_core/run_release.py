@@ -34,6 +34,7 @@ from .config import RunConfig
 from .corpus import Corpus
 from .generate.context import release_context
 from .generate.releases import sweep_for_config
+from .measure.lineups import lineup_statement
 from .paths import resolve_cache_dir
 from .prepare.lanes import default_processes
 from .prepare.pipeline import Prepared, prepare
@@ -139,6 +140,9 @@ def run_release(
     notes = [note] if note else []
     if ctx.sample is not None:
         notes.append(ctx.sample.statement())
+    lineups = lineup_statement(len({c.protected for c in ctx.chunks}), config.sweep.lineup)
+    if lineups:
+        notes.append(lineups)
     if candidates.documents is not None and units is None:
         notes.append(NO_READING_NOTE)
     return finish_release(config, prepared.raw, prepared.clean.corpus, candidates, scorers,

@@ -210,3 +210,40 @@ def test_lineup_setting_is_checked():
     with pytest.raises(ConfigError, match="line-up"):
         RunConfig.from_dict({"sweep": {"lineup": 1}})
     assert RunConfig().sweep.lineup == 50
+
+
+def test_the_statement_names_the_line_ups_only_when_there_are_several():
+    from neswap_core.measure.lineups import lineup_statement
+
+    assert lineup_statement(35, 50) is None and lineup_statement(158, 0) is None
+    text = lineup_statement(158, 50)
+    assert "158 companies" in text and "4 line-ups of at most 50" in text
+
+
+@pytest.mark.slow
+def test_a_release_past_the_line_up_names_within_line_ups_and_says_so(monkeypatch):
+    """``run_release`` on the bundled sample (10 companies) with line-ups of at most 4: the
+    notes say so, the in-corpus attacker's chance is the line-ups' (about 1/3, not 1/10) and no
+    passage ranks below its line-up's size; the written release's attack report agrees."""
+    from pathlib import Path
+
+    from neswap_core.prepare.pipeline import prepare_path
+    from neswap_core.publish.protection import release_attack
+    from neswap_core.run_release import run_release
+    from tests.test_candidate_sample import _hashed
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    config = RunConfig.of(corpus="data/sample", n_components=5, n_init=1, max_swaps=10,
+                          document_levels=[0.3], lineup=4)  # fmt: skip
+    prepared = prepare_path("data/sample", config)
+    dim = prepared.embeddings.shape[1]
+    result = run_release(prepared, config, lambda t: _hashed(t, dim), processes=1)
+    assert any("3 line-ups of at most 4" in n for n in result.notes)
+    scorer = result.scorers[IN_CORPUS]
+    sizes = np.bincount(scorer.lineup_)
+    assert sorted(sizes.tolist()) == [3, 3, 4]
+    assert scorer.rank_.max() < 4
+    chance = float(np.mean(1.0 / sizes[scorer.lineup_[scorer.y_]]))
+    assert result.candidates.table["chance"].iloc[0] == pytest.approx(chance)
+    summary, _ = release_attack(result)
+    assert summary["attackers"][IN_CORPUS]["release"]["chance"] == pytest.approx(chance)

@@ -55,6 +55,19 @@ def effective_size(n_companies: int, size: int | None) -> int | None:
     return size if size and n_companies > size else None
 
 
+def lineup_statement(n_companies: int, size: int | None) -> str | None:
+    """What a release's notes say when its attackers named texts within line-ups (else None)."""
+    size = effective_size(n_companies, size)
+    if size is None:
+        return None
+    m = -(-n_companies // size)
+    return (f"The attackers named each passage and document among the companies of its own "
+            f"company's line-up: the corpus's {n_companies:,} companies were dealt at random into "
+            f"{m} line-ups of at most {size} (one model per line-up keeps their training linear in "
+            "the corpus). Naming among fewer companies is easier, so these figures bound the "
+            "whole-corpus ones from above; chance is 1 / the line-up's size.")
+
+
 def lineup_count(lineup: np.ndarray | None) -> int:
     return 1 if lineup is None or len(lineup) == 0 else int(lineup.max()) + 1
 
