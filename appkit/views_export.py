@@ -179,7 +179,8 @@ _SCORERS = _Memo(4)
 
 
 def _scorers(key: str, _chunks, _pre_swap, _reading, _corpus, seed: int,
-             families: tuple[str, ...] = ("word",), _x=None, backend: str = "auto") -> dict:
+             families: tuple[str, ...] = ("word",), _x=None, backend: str = "auto",
+             lineup: int | None = None) -> dict:
     """The CLI's attackers: the attacker panel (on the corpus's reading) and the in-corpus one,
     trained once per corpus and roles (process-wide), with a progress bar and the time left."""
     from neswap_core.measure.reading import reading_attacker
@@ -187,10 +188,11 @@ def _scorers(key: str, _chunks, _pre_swap, _reading, _corpus, seed: int,
     from .pipeline import CACHE_DIR, embedder
 
     def train() -> dict:
-        reading = reading_attacker(_reading, _chunks, _corpus, cache_dir=CACHE_DIR) if _reading is not None else None
+        reading = (reading_attacker(_reading, _chunks, _corpus, cache_dir=CACHE_DIR, lineup=lineup)
+                   if _reading is not None else None)  # fmt: skip
         return build_scorers(_pre_swap, reading, in_corpus=True, random_state=seed,
                              families=families, embed=embedder(backend).encode, vectors=_x,
-                             cache_dir=str(CACHE_DIR))
+                             cache_dir=str(CACHE_DIR), lineup=lineup)
 
     return _SCORERS.get(key, lambda: run_with_progress(
         "Training the attackers (once per corpus and roles)", train, "attackers",
@@ -205,7 +207,7 @@ def scorers(stage, seed: int) -> dict:
     pre_swap, x = stage.pre_swap()
     families = tuple(stage.config.sweep.panel_families)
     return _scorers(scorers_key(stage, seed, reading_key), stage.chunks(), pre_swap, reading,
-                    stage.corpus(), int(seed), families, x, stage.backend)
+                    stage.corpus(), int(seed), families, x, stage.backend, stage.config.sweep.lineup)
 
 
 def scorers_key(stage, seed: int, reading_key: str | None = None) -> str:
@@ -215,7 +217,8 @@ def scorers_key(stage, seed: int, reading_key: str | None = None) -> str:
 
     if reading_key is None:
         reading_key = vc.reading_key_of(stage)
-    return digest([stage.roles_key, reading_key, int(seed), tuple(stage.config.sweep.panel_families)])
+    return digest([stage.roles_key, reading_key, int(seed), tuple(stage.config.sweep.panel_families),
+                   int(stage.config.sweep.lineup)])
 
 
 def release_figures(stage, changed: dict[int, str]) -> dict:

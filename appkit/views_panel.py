@@ -25,13 +25,14 @@ from .pipeline import CACHE_DIR, digest, embedder
 @st.cache_resource(show_spinner="Training the attacker panel (once per corpus, roles and reading; "
                    "about a minute the first time)…", max_entries=2)
 def _panel_scorers(key: str, families: tuple[str, ...], backend: str, _chunks, _x, _reading,
-                   _corpus) -> dict:
+                   _corpus, lineup: int | None = None) -> dict:
     from neswap_core.choose.attack_columns import build_scorers
     from neswap_core.measure.reading import reading_attacker
 
-    reading = reading_attacker(_reading, _chunks, _corpus, cache_dir=CACHE_DIR)
+    reading = reading_attacker(_reading, _chunks, _corpus, cache_dir=CACHE_DIR, lineup=lineup)
     return build_scorers(_chunks, reading, in_corpus=False, families=families,
-                         embed=embedder(backend).encode, vectors=_x, cache_dir=str(CACHE_DIR))
+                         embed=embedder(backend).encode, vectors=_x, cache_dir=str(CACHE_DIR),
+                         lineup=lineup)
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,9 @@ def panel(stage) -> Panel | None:
         return None
     chunks, x = stage.pre_swap()
     families = tuple(stage.config.sweep.panel_families)
-    key = digest([stage.roles_key, reading_key, families])
-    return Panel(_panel_scorers(key, families, stage.backend, chunks, x, reading, stage.corpus()), key)
+    lineup = int(stage.config.sweep.lineup)
+    key = digest([stage.roles_key, reading_key, families, lineup])
+    return Panel(_panel_scorers(key, families, stage.backend, chunks, x, reading, stage.corpus(), lineup), key)
 
 
 @st.cache_data(show_spinner="Measuring the release with every attacker of the panel…", max_entries=16)

@@ -247,3 +247,17 @@ def test_a_release_past_the_line_up_names_within_line_ups_and_says_so(monkeypatc
     assert result.candidates.table["chance"].iloc[0] == pytest.approx(chance)
     summary, _ = release_attack(result)
     assert summary["attackers"][IN_CORPUS]["release"]["chance"] == pytest.approx(chance)
+
+
+def test_every_path_that_fits_attackers_defaults_to_the_release_s_line_up():
+    """The app fits the reading attacker and the panel through these functions: a default of
+    None in one of them would judge one attacker on the whole corpus and the others in line-ups."""
+    import inspect
+
+    from neswap_core.choose.document_candidates import fitted_defender
+    from neswap_core.config.defaults import LINEUP_COMPANIES
+    from neswap_core.measure.reading import reading_attacker
+    from neswap_core.publish.evaluate import fit_reading
+
+    for fn in (reading_attacker, fit_reading, build_scorers, fitted_defender):
+        assert inspect.signature(fn).parameters["lineup"].default == LINEUP_COMPANIES, fn.__name__

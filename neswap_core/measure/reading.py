@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..config.defaults import LINEUP_COMPANIES
 from ..corpus import Chunk, Corpus
 from ..errors import CorpusError
 from ..text.sentences import split_sentences
@@ -96,7 +97,7 @@ def reading_attacker(
     C: float = DEFAULT_C,
     random_state: int | None = 0,
     cache_dir: str | Path | None = None,
-    lineup: int | None = None,
+    lineup: int | None = LINEUP_COMPANIES,
 ) -> TextAttacker:
     """Fit the reading attacker on the reading cut into passages the size of ``chunks``.
 
