@@ -35,6 +35,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[2500, 5000, 10000])
     ap.add_argument("--lineup", type=int, default=0, help="line-ups of at most this many companies (0: none)")
+    ap.add_argument("--only", nargs="+", help="only these fits (word, char, retrieval, in-corpus)")
     ap.add_argument("--log", help="also append the figures as one JSON line to this file")
     args = ap.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -51,6 +52,8 @@ def main() -> int:
         for name in ("word", "char", "retrieval")
     }
     fits["in-corpus (5 folds)"] = lambda t, y, d: CrossFittedAttacker(random_state=0, lineup=lineup).fit(t, y, d)
+    if args.only:
+        fits = {k: v for k, v in fits.items() if k.split(" ")[0] in args.only}
     rows = []
     for n in args.sizes:
         texts, labels, ids = passages(n)

@@ -261,3 +261,28 @@ def test_every_path_that_fits_attackers_defaults_to_the_release_s_line_up():
 
     for fn in (reading_attacker, fit_reading, build_scorers, fitted_defender):
         assert inspect.signature(fn).parameters["lineup"].default == LINEUP_COMPANIES, fn.__name__
+
+
+def test_each_text_is_scored_by_its_own_line_up_s_model_only(data):
+    """Scoring with the texts' line-ups gives the masked scores of scoring by every model, and
+    each model reads only its own line-up's texts (one model per text: linear in the corpus)."""
+    (rt, rl, _), (ct, cl, cd), _ = data
+    attacker = text_attacker(rt, rl, lineup=4)
+    y = np.searchsorted(attacker.classes_, cl)
+    rows = attacker.lineup_[y]
+    every = mask_rows(attacker.predict_log_proba(ct), y, attacker.lineup_)
+    read = []
+    for part in attacker.parts_:
+        original = part.predict_log_proba
+        part.predict_log_proba = lambda texts, original=original: (read.append(len(texts)), original(texts))[1]
+    own = attacker.predict_log_proba(ct, rows)
+    assert sum(read) == len(ct)
+    assert np.array_equal(mask_rows(own, y, attacker.lineup_), every)
+    # the panel's line-up family and the in-corpus attacker likewise
+    panel = AttackerPanel(["char"], lineup=4).fit(rt, rl, None)
+    fam = panel.families_["char"]
+    assert np.array_equal(mask_rows(fam.chunk_scores(ct, None, rows), y, fam.lineup_),
+                          mask_rows(fam.chunk_scores(ct), y, fam.lineup_))  # fmt: skip
+    model = CrossFittedAttacker(lineup=4).fit(ct, cl, cd)
+    assert np.array_equal(mask_rows(model.log_proba_at(np.arange(len(ct)), ct), y, model.lineup_),
+                          mask_rows(model.oof_log_proba_, y, model.lineup_))  # fmt: skip

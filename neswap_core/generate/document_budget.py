@@ -163,12 +163,16 @@ def _member_fall(fam, job: DocJob) -> np.ndarray:
         s1 = fam.doc_scores(sparse.vstack([total] * n) + agg)
         fall = margin - (s1[:, y] - s1[:, r])
     else:
-        s0 = fam.chunk_scores(base)
+        own = None if lineup is None else lineup[y]  # a line-up family: its own model only
+        s0 = fam.chunk_scores(base) if own is None else fam.chunk_scores(base, None, np.full(len(base), own))
         tot = s0.sum(axis=0)
         r = rival if rival is not None else int(np.argmax(np.where(others, tot, -np.inf)))
         margin = tot[y] - tot[r]
         m0 = s0[:, y] - s0[:, r]
-        s1 = fam.edited_scores(base, edits) if edits else np.zeros((0, len(classes)))
+        if not edits:
+            s1 = np.zeros((0, len(classes)))
+        else:
+            s1 = fam.edited_scores(base, edits) if own is None else fam.edited_scores(base, edits, np.full(len(edits), own))
         fall = np.zeros(n)
         np.add.at(fall, rows, [m0[i] - (s1[k, y] - s1[k, r]) for k, (i, _) in enumerate(edits)])
     return fall / margin if margin > 0 else np.zeros(n)

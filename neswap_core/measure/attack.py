@@ -46,7 +46,7 @@ from ..errors import FitError
 from ..models.blas_threads import single_blas_thread
 from ..models.fit_processes import fit_processes, run_in_processes
 from . import row_memo
-from .lineups import LineupTextAttacker, assign_lineups, lineup_count, lineup_rows
+from .lineups import LineupTextAttacker, assign_lineups, lineup_count, lineup_rows, row_lineups
 from .term_budget import fit_within_budget
 
 #: log(1e-300): the log-probability of a class a fold model never saw (keeps sums finite).
@@ -163,8 +163,9 @@ class TextAttacker(BaseEstimator):
     def predict(self, texts: Sequence[str]) -> np.ndarray:
         return self.classes_[self.predict_log_proba(texts).argmax(axis=1)]
 
-    def log_proba_at(self, positions: Sequence[int], texts: Sequence[str]) -> np.ndarray:
-        """An outside reader scores a text the same wherever it sits: positions are ignored."""
+    def log_proba_at(self, positions: Sequence[int], texts: Sequence[str], lineups=None) -> np.ndarray:
+        """An outside reader scores a text the same wherever it sits: positions are ignored
+        (and ``lineups``: one model knows every company)."""
         return self.predict_log_proba(texts)
 
     def term_weights(self, texts: Sequence[str], label: str) -> pd.Series:
@@ -212,12 +213,13 @@ def _fit_attacker(params: dict, texts: list[str], labels: np.ndarray) -> TextAtt
     return TextAttacker(**params).fit(texts, labels)
 
 
-def lineup_attacker(parts: list[TextAttacker]) -> TextAttacker | LineupTextAttacker:
-    """One model of several line-up attackers (``measure/lineups.py``), or the only one."""
-    if len(parts) == 1:
+def lineup_attacker(parts: list[TextAttacker], where: dict | None = None) -> TextAttacker | LineupTextAttacker:
+    """One model of several line-up attackers (``measure/lineups.py``; ``where``: the line-up
+    of each company, default the part's index), or the only one."""
+    if len(parts) == 1 and where is None:
         return parts[0]
     classes = np.array(sorted(c for p in parts for c in p.classes_), dtype=object)
-    where = {c: g for g, p in enumerate(parts) for c in p.classes_}
+    where = where or {c: g for g, p in enumerate(parts) for c in p.classes_}
     return LineupTextAttacker(parts, classes, np.array([where[c] for c in classes], dtype=np.int64))
 
 
@@ -233,9 +235,11 @@ def text_attacker(texts: Sequence[str], labels: Sequence[str], *, lineup: int | 
     if lineup_count(lineup_of) == 1:
         return TextAttacker(C=C, random_state=random_state).fit(texts, y)
     calls = [functools.partial(_fit_attacker, params, [texts[i] for i in rows], y[rows])
-             for rows in lineup_rows(y, classes, lineup_of)]  # fmt: skip
-    out = lineup_attacker(run_in_processes(calls, fit_processes(len(texts), len(calls))))
-    out.lineup_ = lineup_of  # the same dealing as assign_lineups (classes sorted both ways)
+             for rows in lineup_rows(y, classes, lineup_of)
+             if len(set(y[rows])) > 1]  # a line-up of one company: nothing to tell apart  # fmt: skip
+    where = dict(zip(classes, lineup_of, strict=True))
+    out = lineup_attacker(run_in_processes(calls, fit_processes(len(texts), len(calls))), where)
+    out.classes_, out.lineup_ = classes, lineup_of  # every company, its columns masked if unfitted
     return out
 
 
@@ -246,7 +250,8 @@ class CrossFittedAttacker(BaseEstimator):
     label). ``lineup``: at most this many companies per line-up (``measure/lineups.py``: one
     model per fold and line-up; None: all companies at once). Fitted: ``classes_``, ``folds_``
     (fold of each position), ``models_`` (one per fold), ``lineup_`` (line-up of each class),
-    ``oof_log_proba_`` (out-of-fold log-probabilities of the fitted texts, unmasked).
+    ``row_lineup_`` (line-up of each position), ``oof_log_proba_`` (out-of-fold log-probabilities
+    of the fitted texts; with line-ups, other line-ups' columns at ``lineups.MASKED``).
     """
 
     def __init__(
@@ -290,16 +295,17 @@ class CrossFittedAttacker(BaseEstimator):
                 jobs.append(f)
                 calls.append(functools.partial(_fit_attacker, params, [texts[i] for i in train], y[train]))
         done = run_in_processes(calls, fit_processes(len(texts), len(calls)))
-        fitted = {f: lineup_attacker([m for g, m in zip(jobs, done, strict=True) if g == f])
+        split = lineup_count(self.lineup_) > 1
+        where = dict(zip(self.classes_, self.lineup_, strict=True)) if split else None
+        fitted = {f: lineup_attacker([m for g, m in zip(jobs, done, strict=True) if g == f], where)
                   for f in dict.fromkeys(jobs)}  # fmt: skip
         self.models_: list[TextAttacker | LineupTextAttacker | None] = [fitted.get(f) for f in range(self.n_folds)]
+        # each position's line-up (its true company's): scored by that line-up's model only
+        self.row_lineup_ = row_lineups(np.searchsorted(self.classes_, y), self.lineup_)
         for f, model in fitted.items():  # independent folds: on every core (models.fit_processes)
-            held = self.folds_ == f
-            oof[held] = _aligned(
-                model.predict_log_proba([texts[i] for i in np.flatnonzero(held)]),
-                model.classes_,
-                self.classes_,
-            )
+            held = np.flatnonzero(self.folds_ == f)
+            oof[held] = _aligned(self._fold_scores(model, held, [texts[i] for i in held]),
+                                 model.classes_, self.classes_)  # fmt: skip
         self.oof_log_proba_ = oof
         return self
 
@@ -307,21 +313,30 @@ class CrossFittedAttacker(BaseEstimator):
         if not hasattr(self, "models_"):
             raise NotFittedError("This CrossFittedAttacker is not fitted yet: call fit().")
 
-    def log_proba_at(self, positions: Sequence[int], texts: Sequence[str]) -> np.ndarray:
+    def _fold_scores(self, model, positions: np.ndarray, texts: list[str]) -> np.ndarray:
+        """A fold model's log-probabilities of ``texts`` at ``positions``; with line-ups each
+        text is scored by its position's line-up model only (the rest is masked anyway)."""
+        if isinstance(model, LineupTextAttacker):
+            rows = getattr(self, "row_lineup_", None)
+            return model.predict_log_proba(texts, None if rows is None else rows[positions])
+        return model.predict_log_proba(texts)
+
+    def log_proba_at(self, positions: Sequence[int], texts: Sequence[str], lineups=None) -> np.ndarray:
         """Log-probabilities of ``texts`` released at ``positions``, each scored by the fold
-        model that never saw the original chunk at that position."""
+        model that never saw the original chunk at that position (``lineups`` is not needed:
+        the attacker knows each position's line-up)."""
         self._check()
         strings = [str(t) for t in texts]
         out = np.full((len(strings), len(self.classes_)), LOG_FLOOR)
         if len(strings) == 0:
             return out
-        folds = self.folds_[np.asarray(positions, dtype=np.int64)]
+        at = np.asarray(positions, dtype=np.int64)
+        folds = self.folds_[at]
         for f in np.unique(folds):
             rows = np.flatnonzero(folds == f)
             model = self._fold_model(int(f))
-            out[rows] = _aligned(
-                model.predict_log_proba([strings[i] for i in rows]), model.classes_, self.classes_
-            )
+            out[rows] = _aligned(self._fold_scores(model, at[rows], [strings[i] for i in rows]),
+                                 model.classes_, self.classes_)  # fmt: skip
         return out
 
     def _fold_model(self, fold: int) -> TextAttacker | LineupTextAttacker:

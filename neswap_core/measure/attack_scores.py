@@ -42,7 +42,7 @@ import pandas as pd
 from scipy.stats import binomtest
 
 from ..errors import ConfigError
-from .lineups import lineup_chance, mask_rows
+from .lineups import lineup_chance, mask_rows, row_lineups
 
 TOP_K = 5
 
@@ -166,13 +166,14 @@ class ReleaseScorer:
         else:
             self.attacker, self.classes_ = attacker, np.asarray(attacker.classes_, dtype=object)
             self.lineup_ = getattr(attacker, "lineup_", None)
-            if pre_log_proba is not None and np.shape(pre_log_proba) == (n, len(self.classes_)):
-                log_proba = np.asarray(pre_log_proba, dtype=np.float64)
-            else:
-                log_proba = attacker.log_proba_at(np.arange(n), self.texts)
         where = {c: i for i, c in enumerate(self.classes_)}
         self.labels = np.asarray([str(v) for v in labels], dtype=object)
         self.y_ = np.array([where.get(v, -1) for v in self.labels], dtype=np.int64)
+        if self.attacker is not None:
+            if pre_log_proba is not None and np.shape(pre_log_proba) == (n, len(self.classes_)):
+                log_proba = np.asarray(pre_log_proba, dtype=np.float64)
+            else:
+                log_proba = self._attacker_scores(np.arange(n), self.texts)
         self.log_proba_ = mask_rows(log_proba, self.y_, self.lineup_)
         self.doc_ids = np.asarray([str(d) for d in doc_ids], dtype=object)
         # each document's first chunk, in one pass (a scan per document was documents × chunks)
@@ -228,7 +229,18 @@ class ReleaseScorer:
                 f"The {self.name} scorer holds fixed probabilities only; it cannot score released "
                 "text. Build it from a fitted attacker."
             )
-        return mask_rows(self.attacker.log_proba_at(positions, texts), self.y_[positions], self.lineup_)
+        return mask_rows(self._attacker_scores(positions, texts), self.y_[positions], self.lineup_)
+
+    def _attacker_scores(self, positions: np.ndarray, texts: list[str]) -> np.ndarray:
+        """The attacker's scores; with line-ups each text is scored by the model of its true
+        company's line-up only (``lineups`` argument; the other columns are masked anyway)."""
+        attacker = self.attacker
+        if attacker is None:
+            raise ConfigError(f"The {self.name} scorer holds fixed probabilities only.")
+        rows = row_lineups(self.y_[positions], self.lineup_)
+        if rows is None:
+            return attacker.log_proba_at(positions, texts)
+        return attacker.log_proba_at(positions, texts, lineups=rows)
 
     def score(self, changed: Mapping[int, str]) -> AttackMeasures:
         """Measures of the release that replaces the chunks at the given positions."""

@@ -95,6 +95,14 @@ def lineup_chance(y: np.ndarray, lineup: np.ndarray | None, n_companies: int) ->
     return float(np.mean(1.0 / sizes[lineup[known]])) if len(known) else 1.0 / max(n_companies, 1)
 
 
+def row_lineups(y: np.ndarray, lineup: np.ndarray | None) -> np.ndarray | None:
+    """The line-up of each row's true class (−1 for an unknown one), or None for one line-up."""
+    if lineup is None or lineup_count(lineup) == 1:
+        return None
+    y = np.asarray(y, dtype=np.int64)
+    return np.where(y >= 0, lineup[np.maximum(y, 0)], -1)
+
+
 def lineup_rows(labels: Sequence[str] | np.ndarray, classes: np.ndarray, lineup: np.ndarray) -> list[np.ndarray]:
     """Per line-up, the positions of ``labels`` whose company is in it."""
     where = {c: g for c, g in zip(classes, lineup, strict=True)}
@@ -114,10 +122,18 @@ class LineupModels:
         self.classes_ = np.asarray(classes, dtype=object)
         self.lineup_ = np.asarray(lineup, dtype=np.int64)
 
-    def _assemble(self, blocks: list[np.ndarray], n: int) -> np.ndarray:
+    def _scores(self, score, n: int, lineups: np.ndarray | None) -> np.ndarray:
+        """(n, k) scores, ``score(part, rows)`` giving a part's block for the rows it scores:
+        every row (``lineups`` None) or only the rows of its own line-up (``lineups``: the
+        line-up of each row, as the scorers know it from the true company; the other columns of
+        a row are masked anyway), so scoring costs one model per text, not one per line-up."""
         out = np.full((n, len(self.classes_)), MASKED)
-        for part, block in zip(self.parts_, blocks, strict=True):
-            out[:, np.searchsorted(self.classes_, part.classes_)] = block
+        lineup = np.asarray(self.lineup_)
+        for part in self.parts_:
+            cols = np.searchsorted(self.classes_, part.classes_)
+            rows = np.arange(n) if lineups is None else np.flatnonzero(np.asarray(lineups) == lineup[cols[0]])
+            if len(rows):
+                out[np.ix_(rows, cols)] = score(part, rows)
         return out
 
     def part_of(self, label: str):
@@ -132,12 +148,13 @@ class LineupTextAttacker(LineupModels):
     """``TextAttacker``s fitted one per line-up, scored as one (module docstring): the
     interface of ``measure.attack.TextAttacker`` the scorers and the explain view use."""
 
-    def predict_log_proba(self, texts: Sequence[str]) -> np.ndarray:
+    def predict_log_proba(self, texts: Sequence[str], lineups: np.ndarray | None = None) -> np.ndarray:
         texts = [str(t) for t in texts]
-        return self._assemble([p.predict_log_proba(texts) for p in self.parts_], len(texts))
+        return self._scores(lambda p, rows: p.predict_log_proba([texts[i] for i in rows]), len(texts), lineups)
 
-    def log_proba_at(self, positions: Sequence[int], texts: Sequence[str]) -> np.ndarray:
-        return self.predict_log_proba(texts)
+    def log_proba_at(self, positions: Sequence[int], texts: Sequence[str],
+                     lineups: np.ndarray | None = None) -> np.ndarray:
+        return self.predict_log_proba(texts, lineups)
 
     def predict(self, texts: Sequence[str]) -> np.ndarray:
         return self.classes_[self.predict_log_proba(texts).argmax(axis=1)]

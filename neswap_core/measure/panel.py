@@ -53,7 +53,7 @@ from ..models.blas_threads import single_blas_thread
 from ..models.fit_processes import fit_processes, run_in_processes
 from . import count_delta, row_memo
 from .attack_scores import _ranks  # rank of the true class; ties count as named
-from .lineups import LineupModels, assign_lineups, lineup_count, lineup_rows, mask_rows
+from .lineups import LineupModels, assign_lineups, lineup_count, lineup_rows, mask_rows, row_lineups
 from .term_budget import fit_within_budget
 
 __all__ = ["CORE_FAMILIES", "EXTRA_FAMILIES", "AttackerPanel", "LineupFamily", "PanelScorer", "PanelScore",
@@ -269,11 +269,15 @@ class LineupFamily(LineupModels, Family):
         super().__init__(parts, classes, lineup)
         self.needs_vectors = bool(parts and parts[0].needs_vectors)
 
-    def chunk_scores(self, texts, vectors=None) -> np.ndarray:
-        return self._assemble([p.chunk_scores(texts, vectors) for p in self.parts_], len(texts))
+    def chunk_scores(self, texts, vectors=None, lineups=None) -> np.ndarray:
+        """Scores of ``texts``; ``lineups`` (each text's line-up): each scored by its own only."""
+        def score(part, rows):
+            return part.chunk_scores([texts[i] for i in rows], None if vectors is None else np.asarray(vectors)[rows])
 
-    def edited_scores(self, texts, edits) -> np.ndarray:
-        return self._assemble([p.edited_scores(texts, edits) for p in self.parts_], len(edits))
+        return self._scores(score, len(texts), lineups)
+
+    def edited_scores(self, texts, edits, lineups=None) -> np.ndarray:
+        return self._scores(lambda part, rows: part.edited_scores(texts, [edits[i] for i in rows]), len(edits), lineups)
 
 
 def fit_lineup_calls(name: str, random_state: int, texts: list[str], labels: list[str], doc_ids,
@@ -294,6 +298,13 @@ def fit_lineup_calls(name: str, random_state: int, texts: list[str], labels: lis
             None if doc_ids is None else [doc_ids[i] for i in rows],
             None if vectors is None else np.asarray(vectors)[rows]))
     return calls
+
+
+def _chunk_scores(family: Family, texts, vectors, y: np.ndarray) -> np.ndarray:
+    """``family.chunk_scores``; a line-up family scores each text by its true line-up's model."""
+    if isinstance(family, LineupFamily):
+        return family.chunk_scores(texts, vectors, row_lineups(y, family.lineup_))
+    return family.chunk_scores(texts, vectors)
 
 
 def split_by_lineup(family: Family, lineup: np.ndarray) -> bool:
@@ -443,7 +454,7 @@ class PanelScorer:
             y = np.array([where.get(v, -1) for v in self.labels], dtype=np.int64)
             lineup = getattr(fam, "lineup_", None)
             state: dict = {"y": y, "doc_y": y[first], "lineup": lineup,
-                     "chunk": mask_rows(fam.chunk_scores(self.texts, self.vectors), y, lineup)}
+                     "chunk": mask_rows(_chunk_scores(fam, self.texts, self.vectors, y), y, lineup)}
             if fam.whole_document:
                 member = sparse.csr_matrix((np.ones(len(self.texts)), (self.doc_index_, np.arange(len(self.texts)))),
                                            shape=(len(self.documents_), len(self.texts)))
@@ -481,7 +492,7 @@ class PanelScorer:
         chunk = st["chunk"].copy()
         doc = st["doc"].copy()
         if pos.size:
-            new = mask_rows(fam.chunk_scores(new_texts, vec), st["y"][pos], st["lineup"])
+            new = mask_rows(_chunk_scores(fam, new_texts, vec, st["y"][pos]), st["y"][pos], st["lineup"])
             if fam.whole_document:
                 touched = np.unique(self.doc_index_[pos])
                 new_counts = fam.counts(new_texts).tocsr()

@@ -65,11 +65,15 @@ class FamilyAttacker:
             out[~same] = fresh
         return out
 
-    def log_proba_at(self, positions, texts) -> np.ndarray:
+    def log_proba_at(self, positions, texts, lineups=None) -> np.ndarray:
+        """Scores of ``texts`` at ``positions``; ``lineups`` (each text's line-up): a line-up
+        family scores each text by its own line-up's model only."""
         positions, texts = np.asarray(positions, dtype=np.int64), [str(t) for t in texts]
         if not texts:
             return np.zeros((0, len(self.classes_)))
         vectors = self._vectors(positions, texts) if self.family.needs_vectors else None
+        if lineups is not None and isinstance(self.family, LineupFamily):
+            return np.asarray(self.family.chunk_scores(texts, vectors, lineups), dtype=np.float64)
         return np.asarray(self.family.chunk_scores(texts, vectors), dtype=np.float64)
 
     def term_weights(self, texts: Sequence[str], label: str) -> pd.Series:
