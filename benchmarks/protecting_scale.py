@@ -93,8 +93,10 @@ def one_size(n: int, workdir: Path) -> dict:
     rows["prepare"]["cpu_s"] += prepared.cpu_seconds.get("workers", 0.0)
     attacker = _timed(rows, "reading", reading_attacker, reading, prepared.chunks, prepared.raw,
                       cache_dir=config.prepare.cache_dir)  # fmt: skip
+    embedded = embedder.n_embedded
     result = _timed(rows, "run_release", run_release, prepared, config, embedder.encode,
                     reading=attacker)  # fmt: skip
+    embedded = embedder.n_embedded - embedded  # the candidates' changed passages
     for stage, seconds in result.timings.get("release", {}).items():
         rows[f"  {stage}"] = {"s": seconds, "cpu_s": float("nan"), "peak_gb": float("nan")}
 
@@ -111,6 +113,7 @@ def one_size(n: int, workdir: Path) -> dict:
         "n_target": n, "chunks": len(prepared.chunks), "documents": len(corpus),
         "companies": spec.n_companies, "reading_units": attacker.n_units_,
         "candidates": len(table), "chosen": result.choice.release_id, "write": outcome,
+        "release_texts_embedded": embedded,
         "stages": rows, "load": os.getloadavg(),
         "measured_on": (sample.to_dict() if (sample := result.candidates.ctx.sample) is not None
                         else "every document"),
@@ -159,6 +162,7 @@ def main() -> int:
             print(f"{'stage':<16}{'wall s':>9}{'cpu s':>9}{'peak GB':>9}")
             for stage, row in info["stages"].items():
                 print(f"{stage:<16}{row['s']:>9.2f}{row['cpu_s']:>9.2f}{row['peak_gb']:>9.2f}")
+            print(f"texts embedded by run_release: {info.get('release_texts_embedded', 0):,}")
             print("load after: " + "/".join(f"{x:.1f}" for x in info["load"]), flush=True)
     ns = [r["chunks"] for r in results]
     print("\nslope of log wall time on log n (1 = linear):")

@@ -118,9 +118,11 @@ def run_release(
     say(0.05, "Embedding the candidates' changed passages")
     runner = None if ray is None else (lambda embedder, jobs: embed_jobs_ray(embedder, jobs, ray))
     units = getattr(reading, "units_", None)
+    parts: dict[str, float] = {}
     prefetch_candidates(ctx, config, default_processes() if processes is None else processes,
-                        runner=runner, reading_units=units)  # fmt: skip
+                        runner=runner, reading_units=units, timings=parts)  # fmt: skip
     timings["prefetch"] = time.perf_counter() - start
+    timings.update({f"prefetch {part}": seconds for part, seconds in parts.items()})
     start = time.perf_counter()
     sweep = sweep_for_config(ctx, config, lambda f, m: say(0.1 + 0.4 * f, m))
     timings["sweep"] = time.perf_counter() - start

@@ -75,7 +75,12 @@ def test_pooled_sweep_embeds_every_vector_the_serial_sweep_does(tmp_path, monkey
         shared_onnx_export(tmp_path / name, backend="onnx")  # the one-time export is shared
         embedder = Embedder(cache_dir=tmp_path / name, backend="onnx")
         ctx, _ = release_context(prepared.chunks, prepared.embeddings, embedder.encode, config)
-        sent = prefetch_candidates(ctx, config, processes, min_texts=0, reading_units=units)
+        parts: dict = {}
+        sent = prefetch_candidates(ctx, config, processes, min_texts=0, reading_units=units,
+                                   timings=parts)  # fmt: skip
+        # where the prefetch's time goes, for the scale benchmarks: the walk, then the embedding
+        assert set(parts) == ({"walk", "embedding"} if processes > 1 else set())
+        assert all(seconds > 0 for seconds in parts.values())
         before = embedder.n_embedded
         table = build_candidates(sweep_for_config(ctx, config), config, reading_units=units).table
         assert (sent > 0) == (processes > 1)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import time
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -44,14 +45,17 @@ from .memo_keys import candidate_settings
 
 def prefetch_candidates(ctx: ReleaseContext, config, processes: int | None = None,
                         min_texts: int | None = None, runner: Callable | None = None,
-                        reading_units: tuple | None = None) -> int:
+                        reading_units: tuple | None = None,
+                        timings: dict[str, float] | None = None) -> int:
     """Embed, in parallel, every text the sweep and candidate table of ``config`` will embed;
     the number of texts embedded (0 when serial is better, the embedder cannot be pooled or
     every text is already cached).
 
     ``runner(embedder, jobs) -> one array per job`` embeds elsewhere (the Ray engine:
     ``prepare.ray_engine.embed_jobs_ray``); by default ``processes`` local workers do.
-    ``reading_units``: the reading the real pass's document defence is fitted on."""
+    ``reading_units``: the reading the real pass's document defence is fitted on; ``timings``,
+    when given, receives the walk's and the embedding's wall seconds (``walk``, ``embedding``)."""
+    timings = {} if timings is None else timings
     embedder = getattr(ctx.embed, "__self__", None)
     n = pool_processes(embedder, processes)
     if (n < 2 and runner is None) or not poolable(embedder):
@@ -59,6 +63,7 @@ def prefetch_candidates(ctx: ReleaseContext, config, processes: int | None = Non
     record = _record_file(embedder, ctx, config, reading_units)
     if record is not None and _all_cached(embedder, record):
         return 0
+    start = time.perf_counter()
     recorder = RecordingEncoder(embedder, ctx.embeddings[0])
     dry = copy.copy(ctx)
     dry.embed = recorder
@@ -67,6 +72,8 @@ def prefetch_candidates(ctx: ReleaseContext, config, processes: int | None = Non
             build_candidates(sweep_for_config(dry, config), config, reading_units=reading_units)
     except NeswapError:
         return 0  # the real sweep raises it, with its message
+    finally:
+        timings["walk"] = time.perf_counter() - start
     if record is not None:
         record.parent.mkdir(parents=True, exist_ok=True)
         tmp = record.with_suffix(f".{id(recorder)}.tmp")
@@ -75,15 +82,18 @@ def prefetch_candidates(ctx: ReleaseContext, config, processes: int | None = Non
     if recorder.n_texts() < (MIN_TEXTS if min_texts is None else min_texts):
         return 0
     jobs = [job for job in recorder.jobs if job]
-    if runner is not None:
-        return store_jobs(embedder, jobs, runner(embedder, jobs))
+    start = time.perf_counter()
     try:
+        if runner is not None:
+            return store_jobs(embedder, jobs, runner(embedder, jobs))
         return embed_in_processes(embedder, jobs, n)
     except (BrokenProcessPool, OSError, RuntimeError):
         # spawned workers re-import the caller's main module: a script without an
         # ``if __name__ == "__main__":`` guard cannot start them. Nothing was stored, so the
         # real sweep embeds serially and its results are the same.
         return 0
+    finally:
+        timings["embedding"] = time.perf_counter() - start
 
 
 def _record_file(embedder, ctx: ReleaseContext, config, reading_units: tuple | None) -> Path | None:
