@@ -189,6 +189,21 @@ def test_build_scorers_passes_the_line_up_to_every_attacker(data, tmp_path):
         assert np.array_equal(again[name].log_proba_, scorers[name].log_proba_), name
 
 
+def test_every_attacker_and_the_defender_deal_the_same_line_ups_whatever_their_seed(data):
+    """The reading attacker is fitted with seed 0 (``fit_reading``), the panel, the in-corpus
+    attacker and the defender with the sweep's seed: line-ups dealt by each one's own seed made
+    the panel's worst case a maximum over different line-ups, and the defence defend against
+    line-ups the judges did not use."""
+    (rt, rl, rd), (ct, cl, cd), _ = data
+    dealt = [text_attacker(rt, rl, lineup=4, random_state=0).lineup_,
+             AttackerPanel(["word"], random_state=7, lineup=4).fit(rt, rl, rd).lineup_,
+             CrossFittedAttacker(random_state=7, lineup=4).fit(ct, cl, cd).lineup_]  # fmt: skip
+    defender = DocumentDefender(members=("word",), random_state=7, lineup=4).fit(rt, rl, rd)
+    dealt += [f.lineup_ for _, _, f in defender.members_]
+    assert len(set(COMPANIES)) == 9 and all(len(d) == 9 for d in dealt)
+    assert all(np.array_equal(d, dealt[0]) for d in dealt), dealt
+
+
 def test_defender_rival_stays_inside_the_line_up(data):
     (rt, rl, rd), (ct, cl, cd), _ = data
     defender = DocumentDefender(members=("word", "retrieval"), lineup=4).fit(rt, rl, rd)

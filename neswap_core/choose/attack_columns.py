@@ -41,7 +41,7 @@ from ..disk_memo import DiskMemo, content_key, texts_digest
 from ..generate.releases import combination_name
 from ..measure.attack import CrossFittedAttacker, TextAttacker
 from ..measure.attack_scores import AttackMeasures, ReleaseScorer
-from ..measure.lineups import effective_size
+from ..measure.lineups import effective_size, lineup_key
 from ..measure.panel_cache import fitted_panel
 from ..measure.panel_scorers import family_scorers, pre_scores
 from ..models.fit_processes import side_by_side
@@ -158,7 +158,7 @@ def pre_scores_key(texts, labels, docs, reading, *, in_corpus: bool, random_stat
     settings = {} if reading is None else {k: repr(v) for k, v in vars(reading).items() if not k.endswith("_")}
     size = effective_size(len(set(labels)), lineup)  # None when one line-up holds them all
     return content_key(
-        "pre_release_scores", type(reading).__name__, settings, *([] if size is None else [size]),
+        "pre_release_scores", type(reading).__name__, settings, *([] if size is None else [lineup_key(size)]),
         [texts_digest(map(str, u)) for u in units] if units is not None else None,
         sorted(families), in_corpus, random_state, texts_digest(texts), texts_digest(labels),
         texts_digest(docs), None if vectors is None else np.ascontiguousarray(vectors),
@@ -172,7 +172,7 @@ def in_corpus_attacker(texts: Sequence[str], labels: Sequence[str], docs: Sequen
     ``cache_dir`` None: fitted every time)."""
     size = effective_size(len(set(labels)), lineup)
     key = content_key("in_corpus", texts_digest(texts), texts_digest(labels), texts_digest(docs),
-                      random_state, sklearn.__version__, *([] if size is None else [size]))  # fmt: skip
+                      random_state, sklearn.__version__, *([] if size is None else [lineup_key(size)]))  # fmt: skip
     return DiskMemo(cache_dir, "in_corpus_attackers").get_or_compute(
         key, lambda: CrossFittedAttacker(random_state=random_state, lineup=size).fit(texts, labels, docs))
 

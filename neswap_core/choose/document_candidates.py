@@ -32,7 +32,7 @@ from ..generate.document import DefenceParams, DefenceResult
 from ..generate.document_budget import DefencePrep, DocumentDefender, defend, prepare_defence
 from ..generate.document_terms import TermModel
 from ..generate.releases import ReleaseContext
-from ..measure.lineups import effective_size
+from ..measure.lineups import effective_size, lineup_key
 from ..paths import resolve_cache_dir
 from .memo_keys import derived_key, run_key
 from .plan_grid import measure_row, total_words
@@ -88,7 +88,7 @@ def fitted_defender(units: tuple, random_state: int, cache_dir: Path | None,
     lineup = effective_size(len(set(units[1])), lineup)
     if cache_dir is not None:
         key = (random_state, [list(u) for u in units])
-        h = hashlib.sha256(repr(key if lineup is None else (*key, lineup)).encode("utf-8", "surrogatepass"))
+        h = hashlib.sha256(repr(key if lineup is None else (*key, lineup_key(lineup))).encode("utf-8", "surrogatepass"))
         path = Path(cache_dir) / "document_defence" / f"defender_{h.hexdigest()[:20]}.pkl"
         if path.is_file():
             try:

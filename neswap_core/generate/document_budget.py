@@ -45,7 +45,7 @@ from scipy import sparse
 
 from ..config.defaults import DEFAULT_DOCUMENT_CANDIDATES
 from ..corpus import Chunk
-from ..measure.lineups import assign_lineups
+from ..measure.lineups import assign_lineups, lineup_key
 from ..measure.panel import assemble_family, fit_lineup_calls, make_family, split_by_lineup
 from ..models.fit_processes import fit_processes, run_in_processes
 from .document import (
@@ -72,8 +72,8 @@ class DocumentDefender:
     """Ensemble of families cross-fitted on two halves of the reading (module docstring).
 
     ``lineup``: with more companies, every member names a document among its company's line-up
-    of at most this many (``measure/lineups.py``, dealt over the reading's companies with the
-    attacker panel's seed: the panel's line-ups), one model per line-up, and a rival outside
+    of at most this many (``measure/lineups.py``, dealt over the reading's companies as the
+    attacker panel deals them: the panel's line-ups), one model per line-up, and a rival outside
     the line-up is replaced by the best other company inside it.
     Fitted: ``members_`` [(family name, half, fitted family)], ``half_`` {reading doc id: half}."""
 
@@ -84,7 +84,7 @@ class DocumentDefender:
     def fit(self, texts: Sequence[str], labels: Sequence[str], doc_ids: Sequence[str]) -> DocumentDefender:
         self.half_ = reading_halves(doc_ids, labels, self.random_state)
         every = np.array(sorted(set(map(str, labels))), dtype=object)
-        lineup_all = assign_lineups(every, self.lineup, self.random_state)
+        lineup_all = assign_lineups(every, self.lineup)
         jobs: list = []
         calls: list = []  # independent fits: on every core (models.fit_processes), same bits
         for h in (0, 1):
@@ -105,7 +105,7 @@ class DocumentDefender:
             fam, _ = assemble_family(fitted[a:b], classes, lineup, split)
             self.members_.append((name, h, fam))
         key = (self.members, self.random_state, list(texts), list(labels), list(doc_ids))
-        self.fingerprint_ = _hash(repr(key if self.lineup is None else (*key, self.lineup)))
+        self.fingerprint_ = _hash(repr(key if self.lineup is None else (*key, lineup_key(self.lineup))))
         return self
 
 

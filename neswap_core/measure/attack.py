@@ -230,7 +230,7 @@ def text_attacker(texts: Sequence[str], labels: Sequence[str], *, lineup: int | 
     texts = _as_texts(texts)
     y = np.asarray([str(v) for v in labels], dtype=object)
     classes = np.array(sorted(set(y)), dtype=object)
-    lineup_of = assign_lineups(classes, lineup, random_state)
+    lineup_of = assign_lineups(classes, lineup)
     params = {"C": C, "random_state": random_state}
     if lineup_count(lineup_of) == 1:
         return TextAttacker(C=C, random_state=random_state).fit(texts, y)
@@ -285,7 +285,7 @@ class CrossFittedAttacker(BaseEstimator):
         folds = [f for f in range(self.n_folds) if (self.folds_ == f).any()]
         params = {"ngram_range": self.ngram_range, "min_df": self.min_df, "C": self.C,
                   "random_state": self.random_state}
-        self.lineup_ = assign_lineups(self.classes_, self.lineup, self.random_state)
+        self.lineup_ = assign_lineups(self.classes_, self.lineup)
         calls, jobs = [], []
         for f in folds:  # one model per fold (and line-up: measure/lineups.py)
             for rows in lineup_rows(y, self.classes_, self.lineup_):

@@ -27,16 +27,20 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ..config.defaults import LINEUP_SEED
+
 #: Score of a company outside a row's line-up: far below any real log-probability or summed
 #: document score (|score| < 1e7), finite so a document's sum and a release's difference of
 #: two masked rows (0) stay exact.
 MASKED = -1e12
 
 
-def assign_lineups(classes: Sequence[str] | np.ndarray, size: int | None, random_state: int | None = 0) -> np.ndarray:
+def assign_lineups(classes: Sequence[str] | np.ndarray, size: int | None,
+                   random_state: int | None = LINEUP_SEED) -> np.ndarray:
     """Line-up (0..m−1) of each of ``classes`` (sorted companies): a seeded shuffle dealt into
     ``m = ceil(k / size)`` line-ups of sizes differing by at most one. ``size`` None or 0, or
-    ``k <= size``: every company in line-up 0 (the whole corpus)."""
+    ``k <= size``: every company in line-up 0 (the whole corpus). The attackers and the
+    defender all deal with ``config.defaults.LINEUP_SEED``, not their own seeds: one dealing."""
     k = len(classes)
     if size is not None and size != 0 and size < 2:
         raise ValueError(f"a line-up holds at least 2 companies, got {size}")
@@ -53,6 +57,13 @@ def effective_size(n_companies: int, size: int | None) -> int | None:
     """``size`` when ``n_companies`` need more than one line-up, else None (the whole corpus):
     what a cache key names, so a corpus that fits one line-up keeps its keys."""
     return size if size and n_companies > size else None
+
+
+def lineup_key(size: int | None) -> tuple[int, int] | None:
+    """What a cache key names for line-ups of at most ``size`` companies (``effective_size``'s
+    value; None: one line-up, no entry): the size and the dealing's seed, so a model fitted under
+    another dealing is never read back."""
+    return None if size is None else (int(size), LINEUP_SEED)
 
 
 def lineup_statement(n_companies: int, size: int | None) -> str | None:

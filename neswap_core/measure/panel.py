@@ -389,7 +389,7 @@ class AttackerPanel:
         names = [n for n in self.families  # no vectors given: the embedding family is left out
                  if vectors is not None or not make_family(n, self.random_state).needs_vectors]
         self.classes_ = np.array(sorted(set(labels)), dtype=object)
-        self.lineup_ = lineup = assign_lineups(self.classes_, self.lineup, self.random_state)
+        self.lineup_ = lineup = assign_lineups(self.classes_, self.lineup)
         calls: list = []
         spans: list[tuple[str, int, int]] = []
         for n in names:  # one call per family, or per family and line-up

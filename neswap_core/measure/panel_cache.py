@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..models.embedding_pool import encode_in_processes
-from .lineups import effective_size
+from .lineups import effective_size, lineup_key
 from .panel import AttackerPanel
 
 PANEL_FOLDER = "attacker_panels"
@@ -38,7 +38,7 @@ def panel_key(texts: Sequence[str], labels: Sequence[str], doc_ids: Sequence[str
             "sklearn": sklearn.__version__, "n": len(texts)}
     size = effective_size(len(set(labels)), lineup)
     if size is not None:  # a reading that fits one line-up keeps its key
-        head["lineup"] = size
+        head["lineup"] = lineup_key(size)
     h.update(json.dumps(head).encode())
     for t, y, d in zip(texts, labels, doc_ids, strict=True):
         for part in (t, y, d):

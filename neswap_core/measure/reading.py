@@ -36,7 +36,7 @@ from ..corpus import Chunk, Corpus
 from ..errors import CorpusError
 from ..text.sentences import split_sentences
 from .attack import DEFAULT_C, TextAttacker, text_attacker
-from .lineups import effective_size
+from .lineups import effective_size, lineup_key
 
 
 def sentences_per_chunk(chunks: Sequence[Chunk]) -> int:
@@ -143,7 +143,7 @@ def _cache_path(cache_dir, reading: Corpus, size: int, C: float, random_state,
     from ..version import __version__
 
     key = (READING_CACHE_FORMAT, __version__, sklearn.__version__, size, C, random_state)
-    h = hashlib.sha256(repr(key if lineup is None else (*key, lineup)).encode())
+    h = hashlib.sha256(repr(key if lineup is None else (*key, lineup_key(lineup))).encode())
     h.update(pickle.dumps(reading, protocol=5))
     return Path(cache_dir) / "reading" / f"attacker_{h.hexdigest()[:24]}.pkl"
 
