@@ -228,8 +228,10 @@ def forget_reading(stage) -> None:
 _SCORER = _Memo(4)
 
 
-def _scorer(key: str, kind: str, _chunks, _reading, _corpus):
-    """The page's attacker, trained once per corpus and roles with a progress bar (time left)."""
+def _scorer(key: str, kind: str, _chunks, _reading, _corpus, seed: int, lineup: int):
+    """The page's attacker, trained once per corpus and roles with a progress bar (time left):
+    with the release's seed and line-ups, as the CLI's ``release`` trains it (``seed`` picks the
+    in-corpus attacker's folds; the reading attacker is fitted as ``fit_reading`` fits it)."""
     from neswap_core import build_scorers
     from neswap_core.measure.reading import reading_attacker
 
@@ -237,9 +239,10 @@ def _scorer(key: str, kind: str, _chunks, _reading, _corpus):
 
     def train():
         if kind == READING:
-            reading = reading_attacker(_reading, _chunks, _corpus, cache_dir=CACHE_DIR)
-            return build_scorers(_chunks, reading, in_corpus=False)[READING]
-        return build_scorers(_chunks)[IN_CORPUS]
+            reading = reading_attacker(_reading, _chunks, _corpus, cache_dir=CACHE_DIR, lineup=lineup)
+            return build_scorers(_chunks, reading, in_corpus=False, random_state=seed,
+                                 lineup=lineup)[READING]  # fmt: skip
+        return build_scorers(_chunks, random_state=seed, lineup=lineup)[IN_CORPUS]
 
     return _SCORER.get(key, lambda: run_with_progress(
         "Training the attacker (once per corpus and roles)", train, f"attacker-{kind}",
@@ -285,8 +288,9 @@ def attack(stage) -> Attack:
     chunks, _ = stage.pre_swap()
     reading, reading_key = reading_of(stage)
     kind = READING if reading is not None else IN_CORPUS
-    key = digest([stage.roles_key, kind, reading_key])
-    return Attack(_scorer(key, kind, chunks, reading, stage.corpus()), kind, key)
+    seed, lineup = int(stage.config.sweep.seed), int(stage.config.sweep.lineup)
+    key = digest([stage.roles_key, kind, reading_key, seed, lineup])
+    return Attack(_scorer(key, kind, chunks, reading, stage.corpus(), seed, lineup), kind, key)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

@@ -58,3 +58,21 @@ def test_measured_candidates_key_names_the_attacker_reading(stage):
     current.workspace.put_artifact(vc.READING_ARTIFACT, current.source, b"a packed reading")
     assert scorers_key(current, 0) != before
     assert scorers_key(current, 0) != scorers_key(current, 1)
+
+
+def test_check_page_attacker_is_trained_as_the_release_trains_it(stage):
+    """The Check and Frontier pages' attacker was trained with seed 0 and the default line-ups
+    whatever the settings, so with another swap seed its in-corpus folds (and its figures)
+    differed from the Export page's and key/report.html's for the same release."""
+    from appkit import views_check as vc
+    from appkit.views_export import scorers
+    from neswap_core.choose.attack_columns import IN_CORPUS
+
+    current = stage(seed=3)
+    assert current.config.sweep.seed == 3
+    att = vc.attack(current)
+    assert att.kind == IN_CORPUS
+    release_side = scorers(current, 3)[IN_CORPUS]
+    assert att.scorer.attacker.folds_.tolist() == release_side.attacker.folds_.tolist()
+    assert (att.scorer.log_proba_ == release_side.log_proba_).all()
+    assert att.key != vc.attack(stage()).key  # another seed, another attacker
