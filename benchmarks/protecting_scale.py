@@ -131,6 +131,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     ap.add_argument("--log", help="also write each size's figures as a JSON line here")
+    ap.add_argument("--keep", help="run in this folder and keep each size's corpus, cache and "
+                    "release there (to profile a stage again warm) instead of a temporary one")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -143,8 +145,8 @@ def main() -> int:
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in sorted(args.sizes):
-            work = Path(tmp) / str(n)
-            work.mkdir()
+            work = Path(args.keep or tmp) / str(n)
+            work.mkdir(parents=True)  # a kept size's folder must be new: nothing cached helps
             subprocess.run([sys.executable, __file__, "--child", str(n), str(work)], check=True)
             info = json.loads((work / "result.json").read_text())
             results.append(info)
