@@ -103,8 +103,9 @@ class Family:
         """Additive per-chunk rows (sparse counts) of ``texts``."""
         raise NotImplementedError(f"{type(self).__name__} scores chunks, not summed counts")
 
-    def doc_scores(self, counts) -> np.ndarray:  # pragma: no cover - whole-document families only
-        """Scores (n, K) of documents given their summed ``counts``."""
+    def doc_scores(self, counts, columns=None) -> np.ndarray:  # pragma: no cover - whole-document families only
+        """Scores (n, K) of documents given their summed ``counts``; ``columns``: only these
+        classes' scores (n, len(columns)), the same numbers as those columns of all of them."""
         raise NotImplementedError(f"{type(self).__name__} scores chunks, not summed counts")
 
 
@@ -226,8 +227,9 @@ class RetrievalFamily(Family):
         """``counts`` of the texts of ``edits`` (see ``Family.edited_scores``), changed words only."""
         return count_delta.edited_counts(self.counter_, texts, None, edits).astype(np.float64)
 
-    def doc_scores(self, counts) -> np.ndarray:
-        return np.asarray((self._weigh(counts) @ self.profiles_.T).todense())
+    def doc_scores(self, counts, columns=None) -> np.ndarray:
+        profiles = self.profiles_ if columns is None else self.profiles_[columns]
+        return np.asarray((self._weigh(counts) @ profiles.T).todense())
 
     def chunk_scores(self, texts, vectors=None) -> np.ndarray:
         return self.doc_scores(self.counts(texts))
@@ -257,8 +259,9 @@ class BM25Family(RetrievalFamily):
         self.weights_ = sparse.csr_matrix((w, (tf.row, tf.col)), shape=tf.shape)
         return self
 
-    def doc_scores(self, counts) -> np.ndarray:
-        return np.asarray((sparse.csr_matrix(counts) @ self.weights_.T).todense())
+    def doc_scores(self, counts, columns=None) -> np.ndarray:
+        weights = self.weights_ if columns is None else self.weights_[columns]
+        return np.asarray((sparse.csr_matrix(counts) @ weights.T).todense())
 
 
 class LineupFamily(LineupModels, Family):
