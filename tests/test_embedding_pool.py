@@ -49,8 +49,9 @@ def test_pooled_sweep_embeds_every_vector_the_serial_sweep_does(tmp_path, monkey
     """Serial and pooled sweeps from empty caches: the same candidate table to the last bit,
     the same vectors for every text, and after the prefetch the real sweep embeds nothing — the
     document defence's texts included, which the walk builds with the reading's defender as the
-    real pass does. A second prefetch of the same release finds its texts cached and skips the
-    walk."""
+    real pass does, and keeps for it: the defence is built once (it needs no vector). A second
+    prefetch of the same release finds its texts cached and skips the walk."""
+    import neswap_core.choose.document_candidates as document_module
     import neswap_core.choose.prefetch as prefetch_module
     from neswap_core.choose.candidates import build_candidates
     from neswap_core.choose.prefetch import prefetch_candidates
@@ -70,10 +71,21 @@ def test_pooled_sweep_embeds_every_vector_the_serial_sweep_does(tmp_path, monkey
     # halves of the reading per company)
     units = ([c.text for c in prepared.chunks], [c.protected for c in prepared.chunks],
              [f"{c.doc_id}_{c.index % 2}" for c in prepared.chunks])
+    builds = []
+    real_levels = document_module._defence_levels
+
+    def counted_levels(*args, **kwargs):
+        builds.append(1)
+        return real_levels(*args, **kwargs)
+
+    monkeypatch.setattr(document_module, "_defence_levels", counted_levels)
     tables, embedders = [], []
+    prepare_config = config
     for name, processes in (("serial", 1), ("pooled", 2)):
         shared_onnx_export(tmp_path / name, backend="onnx")  # the one-time export is shared
         embedder = Embedder(cache_dir=tmp_path / name, backend="onnx")
+        config = prepare_config.replace(cache_dir=str(tmp_path / name))  # memos of its own
+        builds.clear()
         ctx, _ = release_context(prepared.chunks, prepared.embeddings, embedder.encode, config)
         parts: dict = {}
         sent = prefetch_candidates(ctx, config, processes, min_texts=0, reading_units=units,
@@ -86,6 +98,7 @@ def test_pooled_sweep_embeds_every_vector_the_serial_sweep_does(tmp_path, monkey
         assert (sent > 0) == (processes > 1)
         if processes > 1:
             assert embedder.n_embedded == before  # every vector came from the prefetch
+        assert len(builds) == 1  # the real pass found the walk's build (it built it again before)
         tables.append(table)
         embedders.append(embedder)
     pd.testing.assert_frame_equal(tables[0], tables[1], check_exact=True)

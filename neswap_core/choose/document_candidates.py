@@ -34,7 +34,7 @@ from ..generate.document_terms import TermModel
 from ..generate.releases import ReleaseContext
 from ..measure.lineups import effective_size, lineup_key
 from ..paths import resolve_cache_dir
-from .memo_keys import derived_key, run_key
+from .memo_keys import build_key, derived_key, run_key
 from .plan_grid import measure_row, total_words
 from .review import ChosenRelease, Decisions
 
@@ -108,28 +108,37 @@ def document_candidates(ctx, config, reading_units: tuple | None = None,
                         progress: Progress | None = None) -> DocumentCandidates | None:
     """The document-defence candidates of ``config`` on the pre-swap data ``ctx`` (None when
     ``document_levels`` is empty or the corpus has one company). ``reading_units``: (texts,
-    labels, doc ids) of the attacker's reading (``reading_attacker(...).units_``) or None."""
+    labels, doc ids) of the attacker's reading (``reading_attacker(...).units_``) or None.
+
+    Built once per corpus, settings and reading (``memo_keys.build_key``: no vector enters the
+    build, so the prefetch's walk, whose embedder only records, keeps the build for the real
+    pass that follows: issue 21), measured under the run's key (``run_key``: the measures embed
+    the changed passages)."""
     settings = config.document
     if not settings.document_levels or len({c.protected for c in ctx.chunks}) < 2:
         return None
     seed = config.sweep.seed
     cache = resolve_cache_dir(config.prepare.cache_dir)
-    key = derived_key(run_key(ctx, config, reading_units), "documents")
-    prep, params, results, table, ranked_by, measured = DiskMemo(
-        cache, "document_candidates", 6).get_or_compute(
-        key, lambda: _defence_levels(ctx, config, reading_units, progress, cache))
+    prep, params, results, rows, ranked_by = DiskMemo(cache, "document_builds", 6).get_or_compute(
+        build_key(ctx.chunks, config, reading_units),
+        lambda: _defence_levels(ctx.chunks, config, reading_units, progress, cache))
+    measured = DiskMemo(cache, "document_measures").get_or_compute(
+        derived_key(run_key(ctx, config, reading_units), "document measures"),
+        lambda: _measure_levels(ctx, results, progress))
+    table = pd.DataFrame([{**row, **measured[row["release_id"]]} for row in rows])
+    table = table.set_index("release_id", drop=False)
     return DocumentCandidates(ctx, prep, params, results, table, ranked_by, seed, measured)
 
 
-def _defence_levels(ctx, config, reading_units, progress, cache) -> tuple:
-    """(prep, params, results, table, ranked_by, measured) of ``document_candidates`` (the term
-    model is not kept: 30 MB on the dev corpus, half the memo entry, and ``prep`` holds the
-    documents' scored terms)."""
+def _defence_levels(chunks, config, reading_units, progress, cache) -> tuple:
+    """(prep, params, results, rows, ranked_by) of ``document_candidates``: each level's text
+    and its row before the measures (the term model is not kept: 30 MB on the dev corpus, half
+    the memo entry, and ``prep`` holds the documents' scored terms)."""
     settings = config.document
     say = progress or (lambda f, m: None)
     seed = config.sweep.seed
     say(0.0, "Document defence: distinctive types of each document")
-    model = TermModel(random_state=seed).fit(ctx.chunks, reading_units)
+    model = TermModel(random_state=seed).fit(chunks, reading_units)
     defender = None
     if reading_units is not None and settings.document_defender:
         say(0.1, "Document defence: fitting the defender on two halves of the reading")
@@ -137,28 +146,34 @@ def _defence_levels(ctx, config, reading_units, progress, cache) -> tuple:
     base = DefenceParams(level=0.0, min_z=settings.document_min_z, fill=settings.document_fill,
                          top_k=settings.document_top_k, round_figures=settings.document_round_figures)
     say(0.3, "Document defence: pairing documents and ranking their types")
-    prep = prepare_defence(ctx.chunks, model, base, np.random.default_rng([seed, 22]), defender,
+    prep = prepare_defence(chunks, model, base, np.random.default_rng([seed, 22]), defender,
                            n_candidates=settings.document_candidates, cache_dir=cache)  # fmt: skip
     ranked_by = ("a defender cross-fitted on the two halves of the attacker's reading"
                  if prep.plans is not None else
                  "the corpus's own log-odds (no attacker reading: the fallback)")  # fmt: skip
-    words = total_words(ctx)
-    params, results, rows, measured = {}, {}, [], {}
+    params, results, rows = {}, {}, []
     levels = sorted(set(settings.document_levels))
     for k, level in enumerate(levels):
-        say(0.5 + 0.5 * k / len(levels), f"Document defence at {100 * level:g} % of words")
+        say(0.5 + 0.4 * k / len(levels), f"Document defence at {100 * level:g} % of words")
         rid = document_release_id(level)
         params[rid] = replace(base, level=level)
-        results[rid] = defend(ctx.chunks, model, params[rid], prep)
-        row = {"release_id": rid, "level": level, "changes": len(results[rid].changes),
-               "types": sum(len(v) for v in results[rid].selected.values()),
-               "description": params[rid].describe() + f" (types ranked by {ranked_by})"}  # fmt: skip
-        measured[rid] = measure_row(ctx, results[rid].changed(ctx.chunks), words)
+        results[rid] = defend(chunks, model, params[rid], prep)
+        rows.append({"release_id": rid, "level": level, "changes": len(results[rid].changes),
+                     "types": sum(len(v) for v in results[rid].selected.values()),
+                     "description": params[rid].describe() + f" (types ranked by {ranked_by})"})  # fmt: skip
+    return prep, params, results, rows, ranked_by
+
+
+def _measure_levels(ctx, results: dict[str, DefenceResult], progress) -> dict[str, dict]:
+    """Release id -> ``measure_row`` of each level's text (its changed passages embedded)."""
+    say = progress or (lambda f, m: None)
+    words = total_words(ctx)
+    measured = {}
+    for k, (rid, result) in enumerate(results.items()):
+        say(0.9 + 0.1 * k / len(results), f"Document defence at {rid[len('document '):]}: measuring")
+        measured[rid] = measure_row(ctx, result.changed(ctx.chunks), words)
         measured[rid]["dr"] = DOCUMENT_DR
-        row.update(measured[rid])
-        rows.append(row)
-    table = pd.DataFrame(rows).set_index("release_id", drop=False)
-    return prep, params, results, table, ranked_by, measured
+    return measured
 
 
 @dataclass(frozen=True, eq=False)

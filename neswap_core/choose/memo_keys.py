@@ -64,6 +64,20 @@ def run_key(ctx, config, reading_units: tuple | None = None) -> str | None:
     )
 
 
+def build_key(chunks, config, reading_units: tuple | None = None) -> str:
+    """The key of what is built from the pre-swap chunks alone, with no vector (the document
+    defence's levels, choose/document_candidates.py): ``run_key`` without the embedder, the
+    vectors and the mixture, so a walk whose embedder only records (choose/prefetch.py) and the
+    real pass share it."""
+    settings = candidate_settings(config)
+    return content_key(
+        "build", repr(sorted(settings.items(), key=lambda kv: kv[0])),
+        texts_digest(c.chunk_id for c in chunks), texts_digest(c.doc_id for c in chunks),
+        texts_digest(c.text for c in chunks), texts_digest(c.protected for c in chunks),
+        texts_digest(repr(c.entities) for c in chunks), units_digest(reading_units),
+    )
+
+
 def derived_key(key: str | None, kind: str, *parts) -> str | None:
     """A key of something computed from the run ``key`` and ``parts`` (None stays None)."""
     return None if key is None else content_key(kind, key, *parts)
