@@ -118,3 +118,30 @@ def test_document_settings_are_validated():
 
 def test_no_levels_builds_no_candidates(ctx):
     assert document_candidates(ctx, RunConfig.of(document_levels=[])) is None
+
+
+def test_a_review_reads_the_preparation_back_only_when_it_rejects_a_change(ctx, config, tmp_path):
+    """The levels are kept apart from the preparation a review needs (issue 21: most of the
+    defence's memory): a build holds none of it, a rejection reads it back from the memo, or
+    builds it again when that entry is gone, and each way gives the same release."""
+    import shutil
+    from pathlib import Path
+
+    from neswap_core.choose.document_candidates import PREP_MEMO, PrepSource
+
+    config = config.replace(cache_dir=str(tmp_path / "cache"))
+    built = document_candidates(ctx, config)  # built here
+    assert isinstance(built.prep_source, PrepSource)  # not held
+    rid = "document 15 %"
+    key = Counter(c.key for c in built.results[rid].changes).most_common(1)[0][0]
+    assert built.result(rid, frozenset()) is built.results[rid]
+    assert isinstance(built.prep_source, PrepSource)  # nothing rejected: nothing read
+    first = built.result(rid, frozenset({key}))
+    assert not isinstance(built.prep_source, PrepSource) and built.prep.plans is None
+    shutil.rmtree(Path(config.prepare.cache_dir) / "memo" / PREP_MEMO)
+    again = document_candidates(ctx, config)  # the levels from the memo, no preparation
+    assert again.table.equals(built.table) and isinstance(again.prep_source, PrepSource)
+    second = again.result(rid, frozenset({key}))  # its preparation built again
+    for a, b in ((first, second), (first, built.result(rid, frozenset({key})))):
+        assert [c.text for c in a.chunks] == [c.text for c in b.chunks]
+        assert a.changes == b.changes and key not in {c.key for c in a.changes}
