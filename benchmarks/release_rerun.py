@@ -1,0 +1,96 @@
+"""``run_release`` again on a kept protecting-path run, everything after the preparation cold
+(issue 21): the same corpus, reading and machine, so two versions of the code compare stage by
+stage without the hour a fresh preparation costs at 30k chunks.
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/release_rerun.py DIR/30000 --chunks 30000
+
+``DIR`` is a folder ``benchmarks/protecting_scale.py --keep DIR`` left. Removed first: the
+document defence's defenders, builds, plans and measures, the attackers' panels and folds, the
+candidate tables and the prefetch's text lists — everything ``run_release`` computes. Kept: the
+preparation's caches (NER, vectors) and the embedding cache, which also holds the vectors of the
+reading's units and of the candidates' changed passages, so the prefetch's embedding and the
+panel's MiniLM family are warm here (cold, at 30k: 46 s and most of the attackers' 594 s). Prints
+each stage's seconds, the main process's peak resident memory (VmHWM) and peak anonymous memory
+(sampled every 0.2 s: what the process itself allocated, not the memory-mapped caches), the load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+#: What run_release computes, under a protecting_scale.py folder's cache.
+COLD = ("document_defence", "attacker_panels", "memo/document_builds", "memo/document_preps",
+        "memo/document_measures", "memo/document_candidates", "memo/candidate_tables",
+        "memo/in_corpus_attackers", "memo/pre_release_scores")  # fmt: skip
+
+
+def _status(field: str) -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024**2
+    return float("nan")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folder", help="one size's folder of protecting_scale.py --keep")
+    ap.add_argument("--chunks", type=int, required=True, help="the size it was run at (its reading's seed)")
+    args = ap.parse_args()
+    from protecting_scale import DEV
+
+    from neswap_core.config import RunConfig
+    from neswap_core.measure.reading import reading_attacker
+    from neswap_core.models.embedding import Embedder
+    from neswap_core.prepare.pipeline import clean_corpus
+    from neswap_core.run_release import prepare_release, run_release
+    from neswap_core.text.loading import load_corpus
+    from neswap_core.text.synthetic import documents_for_chunks, sentence_pool, synthetic_corpus
+
+    work = Path(args.folder)
+    cache = work / "cache"
+    for cold in [*(cache / c for c in COLD), *cache.glob("*/prefetch")]:
+        shutil.rmtree(cold, ignore_errors=True)
+    pool = sentence_pool(clean_corpus(load_corpus(DEV)).corpus)
+    reading = synthetic_corpus(pool, documents_for_chunks(args.chunks), random_state=args.chunks + 1)
+    reading = reading.with_documents([replace(d, doc_id="R" + d.doc_id, metadata={**d.metadata, "doc_id": "R" + d.doc_id})
+                                      for d in reading.documents])  # fmt: skip (as protecting_scale.py)
+    config = RunConfig.of(corpus=str(work / "corpus"), cache_dir=str(cache), out=str(work / "out"))
+    embedder = Embedder(config.prepare.embedding_model, config.prepare.cache_dir,
+                        backend=config.prepare.embedding_backend)  # fmt: skip
+    start = time.perf_counter()
+    prepared = prepare_release(config, embedder=embedder)
+    attacker = reading_attacker(reading, prepared.chunks, prepared.raw, cache_dir=config.prepare.cache_dir)
+    print(f"{len(prepared.chunks):,} chunks; preparation and reading back in "
+          f"{time.perf_counter() - start:.1f} s", flush=True)
+    peak_anon = [0.0]
+
+    def sample() -> None:
+        while True:
+            peak_anon[0] = max(peak_anon[0], _status("RssAnon"))
+            time.sleep(0.2)
+
+    threading.Thread(target=sample, daemon=True).start()
+    Path("/proc/self/clear_refs").write_text("5")  # VmHWM from here
+    start = time.perf_counter()
+    result = run_release(prepared, config, embedder.encode, reading=attacker)
+    wall = time.perf_counter() - start
+    print(f"run_release {wall:.1f} s, chosen {result.choice.release_id}; peak {_status('VmHWM'):.2f} GB "
+          f"resident, {peak_anon[0]:.2f} GB anonymous; load {'/'.join(f'{x:.1f}' for x in os.getloadavg())}")
+    for stage, seconds in result.timings.get("release", {}).items():
+        print(f"  {stage:20s} {seconds:8.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
