@@ -11,7 +11,8 @@ preparation's caches (NER, vectors) and the embedding cache, which also holds th
 reading's units and of the candidates' changed passages, so the prefetch's embedding and the
 panel's MiniLM family are warm here (cold, at 30k: 46 s and most of the attackers' 594 s). Prints
 each stage's seconds, the main process's peak resident memory (VmHWM) and peak anonymous memory
-(sampled every 0.2 s: what the process itself allocated, not the memory-mapped caches), the load.
+(sampled every 0.2 s: what the process itself allocated, not the memory-mapped caches) and
+the stage it was reached in, the load.
 """
 
 from __future__ import annotations
@@ -73,22 +74,29 @@ def main() -> int:
     attacker = reading_attacker(reading, prepared.chunks, prepared.raw, cache_dir=config.prepare.cache_dir)
     print(f"{len(prepared.chunks):,} chunks; preparation and reading back in "
           f"{time.perf_counter() - start:.1f} s", flush=True)
-    peak_anon = [0.0]
+    peak_anon = [0.0, 0.0]  # GB, seconds into run_release when reached
 
     def sample() -> None:
         while True:
-            peak_anon[0] = max(peak_anon[0], _status("RssAnon"))
+            anon = _status("RssAnon")
+            if anon > peak_anon[0]:
+                peak_anon[:] = [anon, time.perf_counter() - start]
             time.sleep(0.2)
 
+    start = time.perf_counter()
     threading.Thread(target=sample, daemon=True).start()
     Path("/proc/self/clear_refs").write_text("5")  # VmHWM from here
-    start = time.perf_counter()
     result = run_release(prepared, config, embedder.encode, reading=attacker)
     wall = time.perf_counter() - start
     print(f"run_release {wall:.1f} s, chosen {result.choice.release_id}; peak {_status('VmHWM'):.2f} GB "
           f"resident, {peak_anon[0]:.2f} GB anonymous; load {'/'.join(f'{x:.1f}' for x in os.getloadavg())}")
+    at, stage_of_peak = 0.0, "after the stages"
     for stage, seconds in result.timings.get("release", {}).items():
         print(f"  {stage:20s} {seconds:8.1f} s")
+        if not stage.startswith("prefetch ") and at <= peak_anon[1] < at + seconds:
+            stage_of_peak = stage
+        at += 0.0 if stage.startswith("prefetch ") else seconds
+    print(f"peak anonymous memory {peak_anon[1]:.0f} s into run_release, in: {stage_of_peak}")
     return 0
 
 

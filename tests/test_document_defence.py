@@ -346,3 +346,62 @@ def test_a_capitalised_name_only_one_company_uses_is_treated_first_whatever_its_
     for doc_id in ("Acme_q0", "Acme_q1"):
         assert "zorblax" in result.selected[doc_id]
         assert not any("Zorblax" in c.text for c in result.chunks if c.doc_id == doc_id)
+
+
+def _dense_z(model, chunks, reading):
+    """The z of every class × type the way the model computed it before it kept its counts
+    sparse: a dense matrix per part, ``log_odds_z`` on the types the part counts."""
+    from scipy import sparse
+
+    from neswap_core.generate.document_terms import _counts, reading_halves
+    from neswap_core.models.log_odds import log_odds_z
+
+    classes, vocab = list(model.classes_), dict(model.vocabulary_)
+    texts, labels, docs = reading
+    parts = [_counts([c.text for c in chunks], [c.protected for c in chunks], classes, vocab)]
+    half = reading_halves(docs, labels, model.random_state)
+    for h in (0, 1):
+        keep = [i for i, d in enumerate(docs) if half[d] == h]
+        parts.append(_counts([texts[i] for i in keep], [labels[i] for i in keep], classes, vocab))
+    assert len(vocab) == len(model.vocabulary_)  # the same columns
+    z = []
+    for rows, cols in parts:
+        m = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(classes), len(vocab))).toarray()
+        zz = np.zeros(m.shape)
+        seen = m.sum(axis=0) > 0
+        zz[:, seen] = log_odds_z(m[:, seen], model.prior_share * m.sum())
+        z.append(zz)
+    return np.maximum(z[0], np.minimum(z[1], z[2]))
+
+
+def test_the_sparse_term_model_gives_the_dense_z_bit_for_bit():
+    """Every class × type z from the sparse counts equals the dense log-odds computation's
+    (second method), and a company never using a type in one half still gets that half's z."""
+    chunks = corpus({"Acme": 2, "Bolt": 2, "Cres": 2, "Dyna": 2}, chunks_per_doc=4, seed=1)
+    reading_chunks = corpus({"Acme": 4, "Bolt": 4, "Cres": 4, "Dyna": 1}, chunks_per_doc=4, seed=2, prefix="r")
+    reading = ([c.text for c in reading_chunks], [c.protected for c in reading_chunks],
+               [c.doc_id for c in reading_chunks])  # fmt: skip
+    model = TermModel().fit(chunks, reading)
+    dense = _dense_z(model, chunks, reading)
+    keys = sorted(model.vocabulary_, key=model.vocabulary_.get)
+    for k, company in enumerate(model.classes_):
+        got = model.score(company, keys + ["never seen"])
+        assert got[-1] == 0.0
+        assert np.array_equal(got[:-1], dense[k]), company
+    assert (dense < 0).any() and (dense > 0).any()
+    assert np.array_equal(model.score("Nobody", keys), np.zeros(len(keys)))
+
+
+def test_the_term_model_s_size_follows_its_counts_not_classes_times_types():
+    """300 companies with 60 words of their own each (35,400 types with their phrases): a dense
+    classes × types matrix of z would be 85 MB; the fitted model keeps only what was counted,
+    1.6 MB (issue 21: at 100,000 real passages a dense one would not fit in memory)."""
+    import pickle
+
+    chunks = [Chunk(f"c{k}_d#{i}", f"c{k}_d", i, " ".join(f"Zq{k}x{j} Wv{k}y{j}" for j in range(15 * i, 15 * i + 15)),
+                    f"company {k}") for k in range(300) for i in range(2)]  # fmt: skip
+    model = TermModel().fit(chunks)
+    assert len(model.classes_) == 300 and len(model.vocabulary_) >= 300 * 60
+    assert len(pickle.dumps(model)) < 8e6
+    mine = model.score("company 7", ["zq7x3", "zq8x3"])
+    assert mine[0] > 0 > mine[1]

@@ -38,7 +38,7 @@ from scipy import sparse
 from ..config import PLACEHOLDER_PATTERN
 from ..corpus import Chunk
 from ..measure.tone import is_tone_word
-from ..models.log_odds import log_odds_z
+from ..models.log_odds import SparseLogOdds
 
 #: A word: letters, digits, apostrophes, "&". A hyphen ends a word, so the parts of a compound
 #: are words of their own ("Atmos-enabled": "Atmos" is treated wherever "Atmos" is).
@@ -171,9 +171,11 @@ class TermModel:
 
     Parameters: ``prior_share`` (Dirichlet prior strength as a share of the counts),
     ``random_state`` (the reading's split in halves). Fitted: ``classes_``, ``vocabulary_``
-    {type: column}, ``z_`` (classes × types: the larger of the corpus's z and the reading's, the
-    smaller of its two halves' z), ``spread_`` (per type: how many companies' corpus documents
-    use it). Only ``z_`` is kept (the parts cost 27 MB each on the dev corpus and its reading).
+    {type: column}, ``parts_`` (the corpus's counts and, with a reading, its two halves', each
+    ``models.log_odds.SparseLogOdds``), ``spread_`` (per type: how many companies' corpus documents use it).
+    A type's z for a company (``score``) is the larger of the corpus's z and the reading's, the
+    smaller of its two halves' z; it is worked out for the types asked, never for every class ×
+    type (a dense matrix of them grows with companies times vocabulary: ``SparseLogOdds``).
     """
 
     def __init__(self, *, prior_share: float = 0.1, random_state: int = 0):
@@ -192,18 +194,11 @@ class TermModel:
                 parts[f"half{h}"] = _counts([texts[i] for i in keep], [labels[i] for i in keep],
                                             classes, vocab)  # fmt: skip
         shape = (len(classes), max(len(vocab), 1))
-        z = {}
-        for name, (rows, cols) in parts.items():
-            m = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=shape).toarray()
-            z[name] = np.zeros(shape)
-            seen = m.sum(axis=0) > 0  # a type of another part has no z here (0)
-            if seen.any():
-                z[name][:, seen] = log_odds_z(m[:, seen], self.prior_share * m.sum())
-            if name == "corpus":
-                self.spread_ = (m > 0).sum(axis=0)
+        self.parts_ = {name: SparseLogOdds.of(sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=shape),
+                                              self.prior_share)
+                       for name, (rows, cols) in parts.items()}  # fmt: skip
+        self.spread_ = np.bincount(self.parts_["corpus"].counts.indices, minlength=shape[1])
         self.classes_ = np.array(classes, dtype=object)
-        # the corpus's z, or the larger of it and the reading's (the smaller of its two halves)
-        self.z_ = z["corpus"] if "half0" not in z else np.maximum(z["corpus"], np.minimum(z["half0"], z["half1"]))
         self.vocabulary_ = vocab
         self._row = {c: i for i, c in enumerate(classes)}
         return self
@@ -214,7 +209,11 @@ class TermModel:
         if k is None:
             return np.zeros(len(keys))
         cols = np.array([self.vocabulary_.get(t, -1) for t in keys], dtype=np.int64)
-        return np.where(cols >= 0, self.z_[k, np.maximum(cols, 0)], 0.0)
+        known = np.maximum(cols, 0)
+        z = self.parts_["corpus"].z(k, known)
+        if "half0" in self.parts_:
+            z = np.maximum(z, np.minimum(self.parts_["half0"].z(k, known), self.parts_["half1"].z(k, known)))
+        return np.where(cols >= 0, z, 0.0)
 
     def exclusive(self, keys: Sequence[str]) -> np.ndarray:
         """Whether each type of ``keys`` is used by exactly one company's corpus documents."""

@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from ..config import PLACEHOLDER_PATTERN
 from ..corpus import Chunk
@@ -55,6 +57,63 @@ def log_odds_z(counts: np.ndarray, prior_strength: float) -> np.ndarray:
     )
     var = 1.0 / (y + alpha) + 1.0 / (y_r + alpha)
     return delta / np.sqrt(var)
+
+
+@dataclass(frozen=True, eq=False)
+class SparseLogOdds:
+    """``log_odds_z`` of a sparse count matrix, worked out only for the entries asked for.
+
+    A dense classes × terms matrix grows with the companies and the vocabulary, which a real
+    corpus both adds as it grows (issue 21: 1,580 companies and a million types would be 12.6 GB
+    per matrix, and ``log_odds_z`` makes several). Each entry's z is ``log_odds_z``'s
+    floating-point operations in the same order on the same exact integer sums, so the same
+    bits (``tests/test_log_odds.py``, ``tests/test_document_defence.py``); a term the matrix
+    never counts has z 0.
+    """
+
+    counts: sparse.csr_matrix  # classes × terms, duplicates summed, indices sorted
+    total_w: np.ndarray  # per term: its count over every class
+    n_i: np.ndarray  # per class: its count of every term
+    n: float  # every count
+    a0: float  # the prior's strength in pseudo-words
+
+    @classmethod
+    def of(cls, counts: sparse.spmatrix, prior_share: float) -> SparseLogOdds:
+        """From (classes, terms) non-negative counts and α₀ as a share of their sum."""
+        m = sparse.csr_matrix(counts, dtype=np.float64, copy=True)
+        m.sum_duplicates()
+        m.sort_indices()
+        total_w = np.asarray(m.sum(axis=0), dtype=np.float64).ravel()
+        n_i = np.asarray(m.sum(axis=1), dtype=np.float64).ravel()
+        n = float(total_w.sum())
+        return cls(m, total_w, n_i, n, prior_share * n)
+
+    def row(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The terms class ``k`` counts (ascending) and their counts."""
+        lo, hi = self.counts.indptr[k], self.counts.indptr[k + 1]
+        return self.counts.indices[lo:hi].astype(np.int64), self.counts.data[lo:hi]
+
+    def counts_of(self, k: int, cols: np.ndarray) -> np.ndarray:
+        """Class ``k``'s counts of the terms ``cols``."""
+        idx, data = self.row(k)
+        if not len(idx):
+            return np.zeros(len(cols))
+        pos = np.minimum(np.searchsorted(idx, cols), len(idx) - 1)
+        return np.where(idx[pos] == cols, data[pos], 0.0)
+
+    def z(self, k: int, cols: np.ndarray) -> np.ndarray:
+        """z of class ``k`` for the terms ``cols`` (``log_odds_z``'s entries [k, cols])."""
+        cols = np.asarray(cols, dtype=np.int64)
+        y, tw = self.counts_of(k, cols), self.total_w[cols]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            alpha = self.a0 * tw / self.n
+            n_i, n = self.n_i[k], self.n
+            y_r, n_r = tw - y, n - n_i
+            delta = np.log((y + alpha) / (n_i + self.a0 - y - alpha)) - np.log(
+                (y_r + alpha) / (n_r + self.a0 - y_r - alpha)
+            )
+            var = 1.0 / (y + alpha) + 1.0 / (y_r + alpha)
+            return np.where(tw > 0, delta / np.sqrt(var), 0.0)
 
 
 def masked_text(chunk: Chunk) -> str:
@@ -101,23 +160,25 @@ class DistinctiveTerms:
         except ValueError as exc:  # empty vocabulary
             raise CorpusError(f"No countable words for the term statistics: {exc}.") from exc
         self.classes_, inverse = np.unique(np.asarray(labels, dtype=str), return_inverse=True)
-        from scipy import sparse
-
         member = sparse.csr_matrix(
             (np.ones(len(inverse)), (inverse, np.arange(len(inverse)))),
             shape=(len(self.classes_), len(inverse)),
         )
-        counts = np.asarray((member @ X).todense())
         self.vocabulary_ = vectorizer.get_feature_names_out()
-        self.z_ = log_odds_z(counts, self.prior_share * counts.sum())
+        self.log_odds_ = SparseLogOdds.of(member @ X, self.prior_share)
         rows = []
         self.terms_: dict[str, tuple[str, ...]] = {}
         for k, label in enumerate(self.classes_):
-            ok = np.flatnonzero((self.z_[k] >= self.min_z) & (counts[k] >= self.min_count))
-            best = ok[np.argsort(-self.z_[k, ok], kind="stable")][: self.top_k]
+            # min_count >= 1: only the terms the class counts can qualify
+            cols, counts = self.log_odds_.row(k)
+            z = self.log_odds_.z(k, cols)
+            ok = (z >= self.min_z) & (counts >= self.min_count)
+            order = np.argsort(-z[ok], kind="stable")[: self.top_k]
+            best, z_best, own = cols[ok][order], z[ok][order], counts[ok][order]
             self.terms_[str(label)] = tuple(self.vocabulary_[best])
-            rows += [(str(label), self.vocabulary_[w], float(self.z_[k, w]), int(counts[k, w]),
-                      int(counts[:, w].sum() - counts[k, w])) for w in best]  # fmt: skip
+            rest = self.log_odds_.total_w[best] - own
+            rows += [(str(label), self.vocabulary_[w], float(zw), int(c), int(r))
+                     for w, zw, c, r in zip(best, z_best, own, rest, strict=True)]  # fmt: skip
         self.table_ = pd.DataFrame(
             rows, columns=["protected", "term", "z", "count_own", "count_rest"]
         )
@@ -127,7 +188,7 @@ class DistinctiveTerms:
         """The fitted z-score of ``term`` for ``label`` (KeyError for an unseen term)."""
         k = int(np.flatnonzero(self.classes_ == label)[0])
         w = int(np.flatnonzero(self.vocabulary_ == term.lower())[0])
-        return float(self.z_[k, w])
+        return float(self.log_odds_.z(k, np.array([w]))[0])
 
 
 def fit_terms(chunks: Sequence[Chunk], **params) -> DistinctiveTerms:
