@@ -210,6 +210,73 @@ def test_pairing_never_pairs_two_documents_of_one_company(seed):
         assert partner.get(b) == a or partner.get(partner.get(b)) != b
 
 
+def _pairs_from_the_whole_gram_matrix(chunks, rng, top_k=3):
+    """The pairing as it was made from the whole documents × documents similarity matrix."""
+    from collections import defaultdict
+
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    texts, comp = defaultdict(list), {}
+    for c in chunks:
+        texts[c.doc_id].append(c.text)
+        comp[c.doc_id] = c.protected
+    ids = sorted(texts)
+    x = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1).fit_transform(
+        [" ".join(texts[i]) for i in ids])
+    sim = (x @ x.T).toarray()
+    partner, free = {}, set(range(len(ids)))
+    for i in rng.permutation(len(ids)):
+        if i not in free:
+            continue
+        options = [j for j in np.argsort(-sim[i], kind="stable")
+                   if j in free and j != i and comp[ids[j]] != comp[ids[i]]][:top_k]  # fmt: skip
+        if not options:
+            continue
+        j = options[int(rng.integers(len(options)))]
+        free -= {i, j}
+        partner[ids[i]], partner[ids[j]] = ids[j], ids[i]
+    for i in sorted(free):
+        for j in np.argsort(-sim[i], kind="stable"):
+            a = ids[j]
+            if a in partner and comp[a] != comp[ids[i]] and comp[partner[a]] != comp[ids[i]] \
+                    and partner[partner[a]] == a:
+                b = partner[a]
+                partner[a], partner[ids[i]], partner[b] = ids[i], b, a
+                break
+    return partner
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pairing_by_rows_is_the_pairing_of_the_whole_similarity_matrix(seed):
+    """Issue 21: the similarities are made one document's row at a time (never documents²
+    floats); the partners, ties and odd ones out included, are those of the whole matrix."""
+    rng = np.random.default_rng(seed)
+    sizes = {c: int(rng.integers(1, 6)) for c in ("Acme", "Bolt", "Cres", "Dyna")}
+    chunks = corpus(sizes, chunks_per_doc=2, seed=seed)
+    chunks += [Chunk(f"Twin_{k}#0", f"Twin_{k}", 0, chunks[0].text, "Twin") for k in range(2)]  # ties
+    got = pair_documents(chunks, np.random.default_rng(seed), top_k=3)
+    assert got == _pairs_from_the_whole_gram_matrix(chunks, np.random.default_rng(seed), top_k=3)
+    assert got
+
+
+def test_pairing_holds_no_documents_by_documents_matrix():
+    """2,000 documents: the whole similarity matrix was 32 MB (and 0.3 GB at 6,350 documents,
+    32 GB at 63,000); by rows the pairing's peak stays a few MB (issue 21)."""
+    import tracemalloc
+
+    words = [f"w{k}" for k in range(400)]
+    rng = np.random.default_rng(0)
+    chunks = [Chunk(f"d{k}#0", f"d{k}", 0, " ".join(rng.choice(words, 12)), f"c{k % 50}") for k in range(2000)]
+    tracemalloc.start()
+    try:
+        partner = pair_documents(chunks, np.random.default_rng(0))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(partner) == 2000
+    assert peak < 16e6, peak
+
+
 def test_pairing_a_single_company_corpus_pairs_nothing():
     assert pair_documents(corpus({"Acme": 3}, 2), np.random.default_rng(0)) == {}
 

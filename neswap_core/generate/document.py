@@ -120,7 +120,12 @@ class DefenceResult:
 
 
 def pair_documents(chunks: Sequence[Chunk], rng: np.random.Generator, top_k: int = 3) -> dict[str, str]:
-    """Partner document of each document (never one of the same company; module docstring)."""
+    """Partner document of each document (never one of the same company; module docstring).
+
+    A document's similarities to the others are one row of the TF-IDF Gram matrix, made when
+    that document is paired (the same sparse products, so the same bits, as the whole matrix);
+    the whole matrix was documents² floats (issue 21: 0.3 GB at 6,350 documents, 32 GB at a
+    million passages) and its pairing loop documents² Python steps."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     texts: dict[str, list[str]] = defaultdict(list)
@@ -133,21 +138,26 @@ def pair_documents(chunks: Sequence[Chunk], rng: np.random.Generator, top_k: int
         return {}
     x = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1).fit_transform(
         [" ".join(texts[i]) for i in ids])
-    sim = (x @ x.T).toarray()
+    xt = x.T.tocsr()
+    company = np.unique([comp[i] for i in ids], return_inverse=True)[1]
+
+    def most_similar(i: int) -> np.ndarray:  # every document, most similar to i first
+        return np.argsort(-(x[i] @ xt).toarray().ravel(), kind="stable")
+
     partner: dict[str, str] = {}
-    free = set(range(len(ids)))
+    free = np.ones(len(ids), dtype=bool)
     for i in rng.permutation(len(ids)):
-        if i not in free:
+        if not free[i]:
             continue
-        options = [j for j in np.argsort(-sim[i], kind="stable")
-                   if j in free and j != i and comp[ids[j]] != comp[ids[i]]][:top_k]  # fmt: skip
-        if not options:
+        order = most_similar(i)
+        options = order[free[order] & (company[order] != company[i]) & (order != i)][:top_k]
+        if not len(options):
             continue
         j = options[int(rng.integers(len(options)))]
-        free -= {i, j}
+        free[i] = free[j] = False
         partner[ids[i]], partner[ids[j]] = ids[j], ids[i]
-    for i in sorted(free):  # odd ones out: a 3-cycle with a pair of two other companies
-        for j in np.argsort(-sim[i], kind="stable"):
+    for i in np.flatnonzero(free):  # odd ones out: a 3-cycle with a pair of two other companies
+        for j in most_similar(i):
             a = ids[j]
             if a in partner and comp[a] != comp[ids[i]] and comp[partner[a]] != comp[ids[i]] \
                     and partner[partner[a]] == a:
