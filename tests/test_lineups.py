@@ -352,3 +352,68 @@ def test_defender_fall_of_the_retrieval_member_is_unchanged_by_scoring_two_colum
     expected = ((s0[y] - s0[r]) - (s1[:, y] - s1[:, r])) / (s0[y] - s0[r])
     assert np.any(expected != 0)
     assert np.array_equal(fall, expected)
+
+
+class _Scores:
+    """A duck-typed attacker of fixed random log-probabilities (many companies, line-ups of
+    ``size``): what ``ReleaseScorer`` asks of an attacker, without fitting one."""
+
+    def __init__(self, n_companies: int, size: int, n: int, seed: int = 0):
+        self.classes_ = np.array([f"c{i:03d}" for i in range(n_companies)], dtype=object)
+        self.lineup_ = assign_lineups(self.classes_, size)
+        rng = np.random.default_rng(seed)
+        self.table = np.log(rng.dirichlet(np.ones(n_companies), size=n))
+
+    def log_proba_at(self, positions, texts, lineups=None):
+        return self.table[np.asarray(positions, dtype=np.int64)]
+
+
+def _held_bytes(scorer) -> int:
+    """Bytes of the arrays a scorer holds (arrays, and anything that counts its own)."""
+    return sum(int(getattr(value, "nbytes", 0)) for value in vars(scorer).values())
+
+
+@pytest.mark.parametrize("block", [7, 4096])
+def test_release_scorer_keeps_each_row_s_line_up_and_gives_back_the_masked_rows(monkeypatch, block):
+    """Issue 21: the pre-release scores are kept by line-up (a passages × companies matrix grew
+    as the corpus squared), built in blocks; every figure and row is the one-pass dense one's."""
+    import neswap_core.measure.attack_scores as attack_scores
+
+    n, k = 200, 60
+    attacker = _Scores(k, 5, n)
+    rng = np.random.default_rng(1)
+    labels = [str(attacker.classes_[i]) for i in rng.integers(k, size=n)]
+    labels[3] = labels[150] = "a company the attacker never saw"
+    docs = [f"d{i // 5}" for i in range(n)]
+    texts = [f"text {i}" for i in range(n)]
+    monkeypatch.setattr(attack_scores, "SCORE_BLOCK", block)
+    scorer = ReleaseScorer(attacker, texts, labels, docs)
+    dense = mask_rows(attacker.table, scorer.y_, attacker.lineup_)
+    assert np.array_equal(scorer.log_proba_, dense)
+    assert np.array_equal(scorer.log_proba_rows(np.array([150, 3, 7])), dense[[150, 3, 7]])
+    sums = np.zeros((len(scorer.documents_), k))
+    np.add.at(sums, scorer.doc_index_, dense)
+    assert np.array_equal(scorer.doc_log_proba_, sums)
+    assert np.array_equal(scorer.rank_, _ranks(dense, scorer.y_))
+    changed = {p: f"new {p}" for p in (3, 10, 11, 150, 199)}
+    m = scorer.score(changed)
+    pos = np.array(sorted(changed))
+    after = sums.copy()
+    np.add.at(after, scorer.doc_index_[pos], mask_rows(attacker.table[pos], scorer.y_[pos], attacker.lineup_) - dense[pos])
+    named = (after.argmax(axis=1) == scorer.doc_y_) & (scorer.doc_y_ >= 0)
+    assert m.documents_named == int(named.sum())
+    # a warm run reads the kept scores back
+    again = ReleaseScorer(attacker, texts, labels, docs, pre_log_proba=scorer.pre_log_proba_)
+    assert np.array_equal(again.log_proba_, dense)
+    assert again.score(changed).documents.equals(m.documents)
+
+
+def test_release_scorer_with_line_ups_holds_no_passages_by_companies_matrix():
+    """60 companies in line-ups of 5: the scorer holds its rows' line-up blocks, not a dense
+    passages × companies matrix of pre-release scores (a test that fails without the change)."""
+    n, k = 2000, 60
+    attacker = _Scores(k, 5, n)
+    labels = [str(attacker.classes_[i % k]) for i in range(n)]
+    scorer = ReleaseScorer(attacker, [f"t{i}" for i in range(n)], labels, [f"d{i // 10}" for i in range(n)])
+    dense_bytes = n * k * 8
+    assert _held_bytes(scorer) < dense_bytes / 3

@@ -42,9 +42,11 @@ import pandas as pd
 from scipy.stats import binomtest
 
 from ..errors import ConfigError
-from .lineups import lineup_chance, mask_rows, row_lineups
+from .lineups import LineupRows, lineup_chance, mask_rows, row_lineups, stack_rows, take_rows
 
 TOP_K = 5
+#: Passages scored at once when a scorer is built (its pre-release scores are kept by line-up).
+SCORE_BLOCK = 4096
 
 
 def mcnemar_exact(table: np.ndarray) -> float:
@@ -148,7 +150,7 @@ class ReleaseScorer:
         *,
         name: str = "attacker",
         classes: Sequence[str] | None = None,
-        pre_log_proba: np.ndarray | None = None,
+        pre_log_proba: np.ndarray | LineupRows | None = None,
     ) -> None:
         self.texts = [str(t) for t in texts]
         n = len(self.texts)
@@ -169,24 +171,46 @@ class ReleaseScorer:
         where = {c: i for i, c in enumerate(self.classes_)}
         self.labels = np.asarray([str(v) for v in labels], dtype=object)
         self.y_ = np.array([where.get(v, -1) for v in self.labels], dtype=np.int64)
-        if self.attacker is not None:
-            if pre_log_proba is not None and np.shape(pre_log_proba) == (n, len(self.classes_)):
-                log_proba = np.asarray(pre_log_proba, dtype=np.float64)
-            else:
-                log_proba = self._attacker_scores(np.arange(n), self.texts)
-        self.log_proba_ = mask_rows(log_proba, self.y_, self.lineup_)
         self.doc_ids = np.asarray([str(d) for d in doc_ids], dtype=object)
         # each document's first chunk, in one pass (a scan per document was documents × chunks)
         self.documents_, first, self.doc_index_ = np.unique(self.doc_ids, return_index=True,
                                                             return_inverse=True)  # fmt: skip
         self.doc_labels_ = self.labels[first]
         self.doc_y_ = self.y_[first]
+        if self.attacker is None:
+            pre_log_proba = log_proba
+        elif pre_log_proba is not None and np.shape(pre_log_proba) != (n, len(self.classes_)):
+            pre_log_proba = None  # another corpus's: scored below
+        # in blocks of about SCORE_BLOCK rows (with line-ups no passages × companies matrix is
+        # ever whole: issue 21); each block's rows are added to the document sums in row order,
+        # as in one pass, and each row's scores do not depend on its block
         self.doc_log_proba_ = np.zeros((len(self.documents_), len(self.classes_)))
-        np.add.at(self.doc_log_proba_, self.doc_index_, self.log_proba_)
-        self.rank_ = _ranks(self.log_proba_, self.y_)
+        self.rank_ = np.zeros(n, dtype=np.int64)
+        kept = []
+        for at in np.array_split(np.arange(n), -(-n // SCORE_BLOCK)) if n else []:
+            if pre_log_proba is None:
+                block = self._attacker_scores(at, self.texts[at[0] : at[-1] + 1])
+            else:
+                block = np.asarray(take_rows(pre_log_proba, at), dtype=np.float64)
+            block = mask_rows(block, self.y_[at], self.lineup_)
+            np.add.at(self.doc_log_proba_, self.doc_index_[at], block)
+            self.rank_[at] = _ranks(block, self.y_[at])
+            kept.append(LineupRows.of(block, self.y_[at], self.lineup_))
+        # with line-ups each row's line-up block only; ``log_proba_rows`` gives back the rows
+        self.pre_log_proba_ = stack_rows(kept, len(self.classes_))
         self.n_companies = len(set(self.labels))
         self.chance_ = lineup_chance(self.y_, self.lineup_, self.n_companies)
         self.unknown_labels = sorted(set(self.labels) - set(self.classes_))
+
+    def log_proba_rows(self, positions: np.ndarray) -> np.ndarray:
+        """The masked pre-release log-probabilities of the passages at ``positions``."""
+        return take_rows(self.pre_log_proba_, np.asarray(positions, dtype=np.int64))
+
+    @property
+    def log_proba_(self) -> np.ndarray:
+        """Every passage's masked pre-release log-probabilities, (n, classes): made whole on
+        demand (``pre_log_proba_`` keeps them by line-up)."""
+        return self.log_proba_rows(np.arange(len(self.texts)))
 
     #: Passages and documents measured (None: all), set by ``scoped``.
     scope_: np.ndarray | None = None
@@ -289,7 +313,7 @@ class ReleaseScorer:
         pre_rank = self.rank_[positions]
         doc_lp = self.doc_log_proba_.copy()
         if len(positions):
-            np.add.at(doc_lp, self.doc_index_[positions], log_p - self.log_proba_[positions])
+            np.add.at(doc_lp, self.doc_index_[positions], log_p - self.log_proba_rows(positions))
         return self._assemble(rank, pre_rank, post_rank, doc_lp, positions)
 
     def _assemble(self, rank, pre_rank, post_rank, doc_lp, positions) -> AttackMeasures:

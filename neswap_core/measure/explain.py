@@ -32,15 +32,19 @@ class DocumentView:
     words: pd.Series  # term -> weight for the true company (largest first)
 
 
-def _released(scorer: ReleaseScorer, changed: Mapping[int, str]) -> tuple[list[str], np.ndarray]:
-    """Released texts of every chunk and the log-probabilities of the released corpus."""
+def _released(scorer: ReleaseScorer, changed: Mapping[int, str], rows: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """Released texts of every chunk, and the released corpus's log-probabilities of the chunks
+    ``rows`` (in that order: never the whole passages × companies matrix, issue 21)."""
     texts = list(scorer.texts)
     pos, new = scorer._changed(changed)
     for p, t in zip(pos, new, strict=True):
         texts[p] = t
-    log_p = scorer.log_proba_.copy()
-    if len(pos):
-        log_p[pos] = scorer.released_log_proba(pos, new)
+    log_p = scorer.log_proba_rows(rows)
+    where = np.full(len(texts), -1, dtype=np.int64)
+    where[rows] = np.arange(len(rows))
+    mine = np.flatnonzero(where[pos] >= 0) if len(pos) else np.zeros(0, dtype=np.int64)
+    if len(mine):
+        log_p[where[pos[mine]]] = scorer.released_log_proba(pos[mine], [new[i] for i in mine])
     return texts, log_p
 
 
@@ -91,26 +95,28 @@ def document_views(
     """One ``DocumentView`` per document of the corpus, or of ``doc_ids`` only, in document
     order (the app shows one document: explaining all of them took minutes on a big corpus)."""
     changed = changed or {}
-    texts, log_p = _released(scorer, changed)
+    members = document_rows(scorer.doc_index_, len(scorer.documents_))
+    wanted = None if doc_ids is None else {str(d) for d in doc_ids}
+    shown = [d for d, doc_id in enumerate(scorer.documents_) if wanted is None or str(doc_id) in wanted]
+    rows_shown = np.concatenate([members[d] for d in shown]) if shown else np.zeros(0, dtype=np.int64)
+    texts, lp_shown = _released(scorer, changed, rows_shown)
+    start = np.cumsum([0] + [len(members[d]) for d in shown])
+    log_p_of = {d: lp_shown[start[i] : start[i + 1]] for i, d in enumerate(shown)}
     # named / predicted as the scorer measures documents (sums of chunk log-probabilities, or a
     # whole-document family's own score: measure/panel_scorers.py)
     docs = scorer.score(changed).documents
     changed_pos = set(scorer._changed(changed)[0].tolist())
     views = []
-    members = document_rows(scorer.doc_index_, len(scorer.documents_))
-    wanted = None if doc_ids is None else {str(d) for d in doc_ids}
-    for d, doc_id in enumerate(scorer.documents_):
-        if wanted is not None and str(doc_id) not in wanted:
-            continue
-        rows = members[d]
+    for d in shown:
+        doc_id, rows, log_p = scorer.documents_[d], members[d], log_p_of[d]
         y = scorer.doc_y_[d]
-        true_lp = log_p[rows, y] if y >= 0 else np.full(len(rows), -np.inf)
+        true_lp = log_p[:, y] if y >= 0 else np.full(len(rows), -np.inf)
         order = np.argsort(-true_lp, kind="stable")[:n_chunks]
         chunks = pd.DataFrame(
             {
                 "position": rows[order],
                 "log_prob_true": true_lp[order],
-                "named": (log_p[rows[order]].argmax(axis=1) == y) if y >= 0 else False,
+                "named": (log_p[order].argmax(axis=1) == y) if y >= 0 else False,
                 "changed": [int(p) in changed_pos for p in rows[order]],
                 "text": [texts[p] for p in rows[order]],
             }

@@ -23,6 +23,7 @@ attacker with line-ups carries ``lineup_`` (the line-up of each of its ``classes
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -94,6 +95,87 @@ def mask_rows(scores: np.ndarray, y: np.ndarray, lineup: np.ndarray | None) -> n
     row_lineup = np.where(known, lineup[np.maximum(y, 0)], -1)
     outside = (lineup[None, :] != row_lineup[:, None]) & known[:, None]
     return np.where(outside, MASKED, scores)
+
+
+@dataclass(frozen=True, eq=False)
+class LineupRows:
+    """A masked (n, k) score matrix (``mask_rows``) kept as each row's line-up block: row i's
+    scores of the companies of its own line-up (``block``, n × the largest line-up), the rows of
+    unknown classes whole. Every other entry of a known row is ``MASKED``, so ``rows`` gives
+    back exactly the masked rows. A dense one grows as passages × companies, both proportional
+    to the corpus (issue 21: 1.3 GB per attacker at 100,000 passages and 1,580 companies)."""
+
+    shape: tuple[int, int]
+    slots: np.ndarray  # (line-ups, L): class of each line-up slot, -1 past a line-up's end
+    row_lineup: np.ndarray  # (n,): line-up of each row, -1 for an unknown class
+    block: np.ndarray  # (n, L): a known row's scores at its line-up's slots (MASKED past the end)
+    unknown: np.ndarray  # (u, k): the rows of unknown classes, whole
+    unknown_at: np.ndarray  # (n,): row of ``unknown`` holding row i, -1 for a known row
+
+    @classmethod
+    def of(cls, masked: np.ndarray, y: np.ndarray, lineup: np.ndarray | None) -> LineupRows | np.ndarray:
+        """``masked`` (``mask_rows(scores, y, lineup)``) kept compactly; itself when there is one
+        line-up (nothing is masked)."""
+        if lineup is None or lineup_count(lineup) == 1:
+            return masked
+        lineup = np.asarray(lineup, dtype=np.int64)
+        y = np.asarray(y, dtype=np.int64)
+        sizes = np.bincount(lineup, minlength=lineup_count(lineup))
+        slots = np.full((len(sizes), int(sizes.max())), -1, dtype=np.int64)
+        for g in range(len(sizes)):
+            members = np.flatnonzero(lineup == g)
+            slots[g, : len(members)] = members
+        row_lineup = np.where(y >= 0, lineup[np.maximum(y, 0)], -1)
+        known = row_lineup >= 0
+        cols = slots[np.maximum(row_lineup, 0)]
+        block = np.where(cols >= 0, np.take_along_axis(masked, np.maximum(cols, 0), axis=1), MASKED)
+        block[~known] = MASKED
+        unknown_at = np.full(len(y), -1, dtype=np.int64)
+        unknown_at[~known] = np.arange(int((~known).sum()))
+        return cls(tuple(masked.shape), slots, row_lineup, block, masked[~known].copy(), unknown_at)
+
+    def rows(self, positions: np.ndarray) -> np.ndarray:
+        """The masked rows at ``positions``, whole (len(positions), k)."""
+        positions = np.asarray(positions, dtype=np.int64)
+        out = np.full((len(positions), self.shape[1]), MASKED)
+        g = self.row_lineup[positions]
+        known = g >= 0
+        cols = self.slots[np.maximum(g, 0)]
+        r, c = np.nonzero((cols >= 0) & known[:, None])
+        out[r, cols[r, c]] = self.block[positions[r], c]
+        u = self.unknown_at[positions]
+        if (~known).any():
+            out[~known] = self.unknown[u[~known]]
+        return out
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.block.nbytes + self.unknown.nbytes + self.row_lineup.nbytes + self.unknown_at.nbytes)
+
+
+def stack_rows(parts: Sequence[np.ndarray | LineupRows], k: int) -> np.ndarray | LineupRows:
+    """Blocks of consecutive rows (dense, or ``LineupRows`` of one line-up dealing) as one."""
+    if not parts:
+        return np.zeros((0, k))
+    if not isinstance(parts[0], LineupRows):
+        return np.vstack(parts)
+    first = parts[0]
+    unknown_at = []
+    seen = 0
+    for part in parts:
+        at = part.unknown_at.copy()
+        at[at >= 0] += seen
+        seen += len(part.unknown)
+        unknown_at.append(at)
+    return LineupRows((sum(p.shape[0] for p in parts), k), first.slots,
+                      np.concatenate([p.row_lineup for p in parts]),
+                      np.vstack([p.block for p in parts]),
+                      np.vstack([p.unknown for p in parts]), np.concatenate(unknown_at))  # fmt: skip
+
+
+def take_rows(scores: np.ndarray | LineupRows, positions: np.ndarray) -> np.ndarray:
+    """Rows ``positions`` of a dense score matrix or a ``LineupRows``."""
+    return scores.rows(positions) if isinstance(scores, LineupRows) else scores[positions]
 
 
 def lineup_chance(y: np.ndarray, lineup: np.ndarray | None, n_companies: int) -> float:

@@ -229,7 +229,7 @@ def family_scorers(panel: AttackerPanel, texts: Sequence[str], labels: Sequence[
 def pre_scores(scorer: ReleaseScorer) -> dict:
     """What a scorer computed from the pre-release texts (log-probabilities; a whole-document
     family's word counts too), for ``family_scorers(pre=...)`` in a later run."""
-    out = {"log_proba": scorer.log_proba_}
+    out = {"log_proba": scorer.pre_log_proba_}  # by line-up: ``lineups.LineupRows``
     if isinstance(scorer, DocumentFamilyScorer):
         out["counts"] = scorer.counts_
     return out
