@@ -156,7 +156,7 @@ def pair_documents(chunks: Sequence[Chunk], rng: np.random.Generator, top_k: int
         j = options[int(rng.integers(len(options)))]
         free[i] = free[j] = False
         partner[ids[i]], partner[ids[j]] = ids[j], ids[i]
-    for i in np.flatnonzero(free):  # odd ones out: a 3-cycle with a pair of two other companies
+    for i in np.flatnonzero(free).tolist():  # odd ones out: a 3-cycle with a pair of two other companies
         for j in most_similar(i):
             a = ids[j]
             if a in partner and comp[a] != comp[ids[i]] and comp[partner[a]] != comp[ids[i]] \

@@ -155,22 +155,22 @@ class LineupRows:
 
 def stack_rows(parts: Sequence[np.ndarray | LineupRows], k: int) -> np.ndarray | LineupRows:
     """Blocks of consecutive rows (dense, or ``LineupRows`` of one line-up dealing) as one."""
-    if not parts:
-        return np.zeros((0, k))
-    if not isinstance(parts[0], LineupRows):
-        return np.vstack(parts)
-    first = parts[0]
+    compact = [p for p in parts if isinstance(p, LineupRows)]
+    if not compact:
+        return np.vstack([np.asarray(p) for p in parts]) if parts else np.zeros((0, k))
+    if len(compact) != len(parts):
+        raise ValueError("stack_rows: dense and line-up blocks mixed")
     unknown_at = []
     seen = 0
-    for part in parts:
+    for part in compact:
         at = part.unknown_at.copy()
         at[at >= 0] += seen
         seen += len(part.unknown)
         unknown_at.append(at)
-    return LineupRows((sum(p.shape[0] for p in parts), k), first.slots,
-                      np.concatenate([p.row_lineup for p in parts]),
-                      np.vstack([p.block for p in parts]),
-                      np.vstack([p.unknown for p in parts]), np.concatenate(unknown_at))  # fmt: skip
+    return LineupRows((sum(p.shape[0] for p in compact), k), compact[0].slots,
+                      np.concatenate([p.row_lineup for p in compact]),
+                      np.vstack([p.block for p in compact]),
+                      np.vstack([p.unknown for p in compact]), np.concatenate(unknown_at))  # fmt: skip
 
 
 def take_rows(scores: np.ndarray | LineupRows, positions: np.ndarray) -> np.ndarray:
