@@ -417,3 +417,27 @@ def test_release_scorer_with_line_ups_holds_no_passages_by_companies_matrix():
     scorer = ReleaseScorer(attacker, [f"t{i}" for i in range(n)], labels, [f"d{i // 10}" for i in range(n)])
     dense_bytes = n * k * 8
     assert _held_bytes(scorer) < dense_bytes / 3
+
+
+def test_in_corpus_out_of_fold_scores_are_kept_by_line_up_and_given_back_whole(data):
+    """The in-corpus attacker's out-of-fold scores (issue 21: passages × companies) are kept
+    by line-up; made whole they are each fold model's scores of its held rows, bit for bit,
+    LOG_FLOOR rows of a line-up with one company in a fold included."""
+    from neswap_core.measure.attack import LOG_FLOOR, _aligned
+    from neswap_core.measure.lineups import LineupRows
+
+    _, (ct, cl, cd), _ = data
+    texts, labels, docs = list(ct), list(cl), list(cd)
+    texts += ["w8x1 w8x2 revenue"] * 3  # a tenth company with one document: a one-company line-up in some folds
+    labels += ["solo"] * 3
+    docs += ["solo_doc"] * 3
+    model = CrossFittedAttacker(lineup=4).fit(texts, labels, docs)
+    assert isinstance(model.oof_, LineupRows)
+    dense = np.full((len(texts), len(model.classes_)), LOG_FLOOR)
+    for f, fold_model in enumerate(model.models_):
+        held = np.flatnonzero(model.folds_ == f)
+        if fold_model is not None and len(held):
+            dense[held] = _aligned(model._fold_scores(fold_model, held, [texts[i] for i in held]),
+                                   fold_model.classes_, model.classes_)  # fmt: skip
+    assert np.array_equal(model.oof_log_proba_, dense)
+    assert model.oof_.nbytes < dense.nbytes

@@ -46,7 +46,15 @@ from ..errors import FitError
 from ..models.blas_threads import single_blas_thread
 from ..models.fit_processes import fit_processes, run_in_processes
 from . import row_memo
-from .lineups import LineupTextAttacker, assign_lineups, lineup_count, lineup_rows, row_lineups
+from .lineups import (
+    LineupRows,
+    LineupTextAttacker,
+    assign_lineups,
+    lineup_count,
+    lineup_rows,
+    row_lineups,
+    take_rows,
+)
 from .term_budget import fit_within_budget
 
 #: log(1e-300): the log-probability of a class a fold model never saw (keeps sums finite).
@@ -250,8 +258,9 @@ class CrossFittedAttacker(BaseEstimator):
     label). ``lineup``: at most this many companies per line-up (``measure/lineups.py``: one
     model per fold and line-up; None: all companies at once). Fitted: ``classes_``, ``folds_``
     (fold of each position), ``models_`` (one per fold), ``lineup_`` (line-up of each class),
-    ``row_lineup_`` (line-up of each position), ``oof_log_proba_`` (out-of-fold log-probabilities
-    of the fitted texts; with line-ups, other line-ups' columns at ``lineups.MASKED``).
+    ``row_lineup_`` (line-up of each position), ``oof_`` (out-of-fold log-probabilities of the
+    fitted texts, kept by line-up: ``lineups.LineupRows``; with line-ups, other line-ups' columns
+    at ``lineups.MASKED``) and ``oof_log_proba_``, the same made whole.
     """
 
     def __init__(
@@ -306,8 +315,15 @@ class CrossFittedAttacker(BaseEstimator):
             held = np.flatnonzero(self.folds_ == f)
             oof[held] = _aligned(self._fold_scores(model, held, [texts[i] for i in held]),
                                  model.classes_, self.classes_)  # fmt: skip
-        self.oof_log_proba_ = oof
+        # by line-up (measure/lineups.LineupRows): a passages × companies matrix grew as the
+        # corpus squared (issue 21); ``oof_log_proba_`` gives it back whole
+        self.oof_ = LineupRows.of(oof, np.searchsorted(self.classes_, y), self.lineup_)
         return self
+
+    @property
+    def oof_log_proba_(self) -> np.ndarray:
+        """Out-of-fold log-probabilities of the fitted texts, (n, classes)."""
+        return take_rows(self.oof_, np.arange(self.oof_.shape[0]))
 
     def _check(self) -> None:
         if not hasattr(self, "models_"):

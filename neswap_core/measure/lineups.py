@@ -99,25 +99,27 @@ def mask_rows(scores: np.ndarray, y: np.ndarray, lineup: np.ndarray | None) -> n
 
 @dataclass(frozen=True, eq=False)
 class LineupRows:
-    """A masked (n, k) score matrix (``mask_rows``) kept as each row's line-up block: row i's
-    scores of the companies of its own line-up (``block``, n × the largest line-up), the rows of
-    unknown classes whole. Every other entry of a known row is ``MASKED``, so ``rows`` gives
-    back exactly the masked rows. A dense one grows as passages × companies, both proportional
-    to the corpus (issue 21: 1.3 GB per attacker at 100,000 passages and 1,580 companies)."""
+    """An (n, k) score matrix kept as each row's line-up block: row i's scores of the companies
+    of its own line-up (``block``, n × the largest line-up) and the one value every other entry
+    of the row holds (``outside``: ``MASKED`` after ``mask_rows``; ``LOG_FLOOR`` for a row no
+    fold model scored). A row of an unknown class, or whose other entries differ, is kept whole.
+    ``rows`` gives back exactly the rows it was made from. A dense matrix grows as passages ×
+    companies, both proportional to the corpus (issue 21: 1.3 GB per attacker at 100,000
+    passages and 1,580 companies)."""
 
     shape: tuple[int, int]
     slots: np.ndarray  # (line-ups, L): class of each line-up slot, -1 past a line-up's end
-    row_lineup: np.ndarray  # (n,): line-up of each row, -1 for an unknown class
-    block: np.ndarray  # (n, L): a known row's scores at its line-up's slots (MASKED past the end)
-    unknown: np.ndarray  # (u, k): the rows of unknown classes, whole
-    unknown_at: np.ndarray  # (n,): row of ``unknown`` holding row i, -1 for a known row
+    row_lineup: np.ndarray  # (n,): line-up of each row kept by block, -1 for a row kept whole
+    block: np.ndarray  # (n, L): the row's scores at its line-up's slots (MASKED past the end)
+    outside: np.ndarray  # (n,): the value of the row's entries outside its line-up
+    whole: np.ndarray  # (u, k): the rows kept whole
+    whole_at: np.ndarray  # (n,): row of ``whole`` holding row i, -1 for a row kept by block
 
     @classmethod
-    def of(cls, masked: np.ndarray, y: np.ndarray, lineup: np.ndarray | None) -> LineupRows | np.ndarray:
-        """``masked`` (``mask_rows(scores, y, lineup)``) kept compactly; itself when there is one
-        line-up (nothing is masked)."""
+    def of(cls, scores: np.ndarray, y: np.ndarray, lineup: np.ndarray | None) -> LineupRows | np.ndarray:
+        """``scores`` (rows of classes ``y``) kept compactly; itself when there is one line-up."""
         if lineup is None or lineup_count(lineup) == 1:
-            return masked
+            return scores
         lineup = np.asarray(lineup, dtype=np.int64)
         y = np.asarray(y, dtype=np.int64)
         sizes = np.bincount(lineup, minlength=lineup_count(lineup))
@@ -126,31 +128,37 @@ class LineupRows:
             members = np.flatnonzero(lineup == g)
             slots[g, : len(members)] = members
         row_lineup = np.where(y >= 0, lineup[np.maximum(y, 0)], -1)
-        known = row_lineup >= 0
+        inside = lineup[None, :] == row_lineup[:, None]
+        first_out = np.argmin(inside, axis=1)  # a column outside the row's line-up
+        outside = scores[np.arange(len(y)), first_out]
+        same = np.where(inside, True, (scores == outside[:, None]) & (np.signbit(scores) == np.signbit(outside)[:, None]))
+        by_block = (row_lineup >= 0) & same.all(axis=1)
+        row_lineup = np.where(by_block, row_lineup, -1)
         cols = slots[np.maximum(row_lineup, 0)]
-        block = np.where(cols >= 0, np.take_along_axis(masked, np.maximum(cols, 0), axis=1), MASKED)
-        block[~known] = MASKED
-        unknown_at = np.full(len(y), -1, dtype=np.int64)
-        unknown_at[~known] = np.arange(int((~known).sum()))
-        return cls(tuple(masked.shape), slots, row_lineup, block, masked[~known].copy(), unknown_at)
+        block = np.where(cols >= 0, np.take_along_axis(scores, np.maximum(cols, 0), axis=1), MASKED)
+        block[~by_block] = MASKED
+        whole_at = np.full(len(y), -1, dtype=np.int64)
+        whole_at[~by_block] = np.arange(int((~by_block).sum()))
+        return cls(tuple(scores.shape), slots, row_lineup, block, np.where(by_block, outside, MASKED),
+                   scores[~by_block].copy(), whole_at)  # fmt: skip
 
     def rows(self, positions: np.ndarray) -> np.ndarray:
-        """The masked rows at ``positions``, whole (len(positions), k)."""
+        """The rows at ``positions``, whole (len(positions), k)."""
         positions = np.asarray(positions, dtype=np.int64)
-        out = np.full((len(positions), self.shape[1]), MASKED)
+        out = np.empty((len(positions), self.shape[1]))
+        out[:] = self.outside[positions][:, None]
         g = self.row_lineup[positions]
-        known = g >= 0
+        by_block = g >= 0
         cols = self.slots[np.maximum(g, 0)]
-        r, c = np.nonzero((cols >= 0) & known[:, None])
+        r, c = np.nonzero((cols >= 0) & by_block[:, None])
         out[r, cols[r, c]] = self.block[positions[r], c]
-        u = self.unknown_at[positions]
-        if (~known).any():
-            out[~known] = self.unknown[u[~known]]
+        if (~by_block).any():
+            out[~by_block] = self.whole[self.whole_at[positions][~by_block]]
         return out
 
     @property
     def nbytes(self) -> int:
-        return int(self.block.nbytes + self.unknown.nbytes + self.row_lineup.nbytes + self.unknown_at.nbytes)
+        return int(sum(a.nbytes for a in (self.block, self.outside, self.whole, self.row_lineup, self.whole_at)))
 
 
 def stack_rows(parts: Sequence[np.ndarray | LineupRows], k: int) -> np.ndarray | LineupRows:
@@ -160,17 +168,17 @@ def stack_rows(parts: Sequence[np.ndarray | LineupRows], k: int) -> np.ndarray |
         return np.vstack([np.asarray(p) for p in parts]) if parts else np.zeros((0, k))
     if len(compact) != len(parts):
         raise ValueError("stack_rows: dense and line-up blocks mixed")
-    unknown_at = []
+    whole_at = []
     seen = 0
     for part in compact:
-        at = part.unknown_at.copy()
+        at = part.whole_at.copy()
         at[at >= 0] += seen
-        seen += len(part.unknown)
-        unknown_at.append(at)
+        seen += len(part.whole)
+        whole_at.append(at)
     return LineupRows((sum(p.shape[0] for p in compact), k), compact[0].slots,
                       np.concatenate([p.row_lineup for p in compact]),
-                      np.vstack([p.block for p in compact]),
-                      np.vstack([p.unknown for p in compact]), np.concatenate(unknown_at))  # fmt: skip
+                      np.vstack([p.block for p in compact]), np.concatenate([p.outside for p in compact]),
+                      np.vstack([p.whole for p in compact]), np.concatenate(whole_at))  # fmt: skip
 
 
 def take_rows(scores: np.ndarray | LineupRows, positions: np.ndarray) -> np.ndarray:
