@@ -56,7 +56,20 @@ def _timed(rows: dict, name: str, fn, *args, **kwargs):
     out = fn(*args, **kwargs)
     rows[name] = {"s": time.perf_counter() - start, "cpu_s": time.process_time() - cpu,
                   "peak_gb": _peak_gb()}
+    print(f"[{time.strftime('%H:%M:%S')}] {name}: {rows[name]['s']:.1f} s, {rows[name]['cpu_s']:.1f} CPU-s, "
+          f"peak {rows[name]['peak_gb']:.2f} GB", file=sys.stderr, flush=True)  # a long run's stages as they end
     return out
+
+
+def _say(last: list):
+    """Progress of run_release, printed when its message changes (a long run's timeline)."""
+
+    def say(fraction: float, message: str) -> None:
+        if message != last[0]:
+            last[0] = message
+            print(f"[{time.strftime('%H:%M:%S')}] {fraction:.2f} {message}", file=sys.stderr, flush=True)
+
+    return say
 
 
 def one_size(n: int, workdir: Path) -> dict:
@@ -95,7 +108,7 @@ def one_size(n: int, workdir: Path) -> dict:
                       cache_dir=config.prepare.cache_dir)  # fmt: skip
     embedded = embedder.n_embedded
     result = _timed(rows, "run_release", run_release, prepared, config, embedder.encode,
-                    reading=attacker)  # fmt: skip
+                    reading=attacker, progress=_say([""]))  # fmt: skip
     embedded = embedder.n_embedded - embedded  # the candidates' changed passages
     for stage, seconds in result.timings.get("release", {}).items():
         rows[f"  {stage}"] = {"s": seconds, "cpu_s": float("nan"), "peak_gb": float("nan")}
