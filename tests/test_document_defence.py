@@ -30,6 +30,7 @@ from neswap_core.generate.document_terms import (
     TermModel,
     document_terms,
     occurrences,
+    ranked_candidates,
     word_shape,
 )
 from neswap_core.measure.tone import is_tone_word
@@ -472,3 +473,50 @@ def test_the_term_model_s_size_follows_its_counts_not_classes_times_types():
     assert len(pickle.dumps(model)) < 8e6
     mine = model.score("company 7", ["zq7x3", "zq8x3"])
     assert mine[0] > 0 > mine[1]
+
+
+@pytest.mark.parametrize("min_z", [0.0, 0.5, 3.0])
+@pytest.mark.parametrize("with_defender", [False, True])
+def test_terms_kept_above_the_floor_give_the_defence_of_every_type_s_details(
+        tmp_path, monkeypatch, min_z, with_defender):
+    """``document_terms(..., min_z)`` keeps the details of the types a defence can treat only
+    (issue 21: two thirds of a large corpus's types are below the floor); every level's
+    release, fills, pairing and plans equal those built with every type's details."""
+    from neswap_core.generate import document_budget
+
+    chunks = corpus({"Acme": 2, "Bolt": 2, "Cres": 2, "Dyna": 2}, chunks_per_doc=4, seed=1)
+    reading = corpus({"Acme": 4, "Bolt": 4, "Cres": 4, "Dyna": 4}, chunks_per_doc=4, seed=2, prefix="r")
+    units = ([c.text for c in reading], [c.protected for c in reading], [c.doc_id for c in reading])
+    model = TermModel().fit(chunks, units)
+    defender = DocumentDefender(members=("word", "retrieval")).fit(*units) if with_defender else None
+    params = DefenceParams(level=0.0, min_z=min_z)
+    kept = prepare_defence(chunks, model, params, np.random.default_rng(0), defender, n_candidates=6)
+    monkeypatch.setattr(document_budget, "document_terms", lambda c, m, min_z=None: document_terms(c, m))
+    every = prepare_defence(chunks, model, params, np.random.default_rng(0), defender, n_candidates=6)
+    assert kept.partner == every.partner and kept.fills == every.fills and kept.more == every.more
+    if with_defender:
+        assert {i: p.order for i, p in kept.plans.items()} == {i: p.order for i, p in every.plans.items()}
+    for i, d in kept.docs.items():
+        assert d.types == set(every.docs[i].occ) and d.own_words() == {
+            w for k in every.docs[i].occ if k not in every.docs[i].frame for w in k.split(" ")}
+    held = sum(len(d.occ) for d in kept.docs.values())
+    assert held < sum(len(d.occ) for d in every.docs.values())
+    for level in (0.05, 0.14, 0.3):
+        a = defend(chunks, model, replace_level(params, level), kept)
+        b = defend(chunks, model, replace_level(params, level), every)
+        assert [c.text for c in a.chunks] == [c.text for c in b.chunks]
+        assert a.selected == b.selected and [c.to_dict() for c in a.changes] == [c.to_dict() for c in b.changes]
+
+
+def replace_level(params: DefenceParams, level: float) -> DefenceParams:
+    from dataclasses import replace
+
+    return replace(params, level=level)
+
+
+def test_ranking_below_the_terms_floor_is_refused_not_silently_short():
+    chunks = corpus({"Acme": 2, "Bolt": 2}, chunks_per_doc=3, seed=3)
+    d = next(iter(document_terms(chunks, TermModel().fit(chunks), min_z=0.5).values()))
+    assert ranked_candidates(d, 0.5) and ranked_candidates(d, 1.0)
+    with pytest.raises(ValueError, match="min_z >= 0.5"):
+        ranked_candidates(d, 0.0)

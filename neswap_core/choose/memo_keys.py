@@ -14,6 +14,7 @@ import pickle
 from collections.abc import Mapping, Sequence
 
 from ..disk_memo import content_key, texts_digest
+from ..generate.document_terms import DOCTERMS_LAYOUT
 
 #: Settings that act only after the candidates exist (module docstring): sections, and
 #: (section, setting) pairs. The goal and the trade-off line only choose among the candidates
@@ -71,7 +72,7 @@ def build_key(chunks, config, reading_units: tuple | None = None) -> str:
     real pass share it."""
     settings = candidate_settings(config)
     return content_key(
-        "build", repr(sorted(settings.items(), key=lambda kv: kv[0])),
+        f"build {DOCTERMS_LAYOUT}", repr(sorted(settings.items(), key=lambda kv: kv[0])),
         texts_digest(c.chunk_id for c in chunks), texts_digest(c.doc_id for c in chunks),
         texts_digest(c.text for c in chunks), texts_digest(c.protected for c in chunks),
         texts_digest(repr(c.entities) for c in chunks), units_digest(reading_units),

@@ -186,7 +186,7 @@ def replacements(d: DocTerms, chosen: Sequence[str], fill: str, donor: DocTerms 
     a word of its kind; a type with no donor type of its number of words and shape is masked."""
     out = {}
     pools: dict[tuple, list[str]] = defaultdict(list)
-    own_words = {w for k in d.occ if k not in d.frame for w in k.split(" ")}
+    own_words = d.own_words()
     if donor is not None:
         for k in donor_order:
             if any(w in own_words for w in _changed_words(donor, k)):
@@ -304,7 +304,7 @@ def fill_plan(docs: dict[str, DocTerms], params: DefenceParams, partner: dict[st
     out = {}
     for i, d in docs.items():
         donor = docs.get(partner.get(i, ""))
-        donor_order = [k for k in orders[donor.doc_id] if k not in d.occ] if donor else []
+        donor_order = [k for k in orders[donor.doc_id] if k not in d.types] if donor else []
         out[i] = replacements(d, orders[i][:n_candidates], params.fill, donor, donor_order)
     return out
 
@@ -324,7 +324,7 @@ def apply_defence(chunks: Sequence[Chunk], model: TermModel | None, params: Defe
     if docs is None:
         if model is None:
             raise ValueError("apply_defence needs the documents' terms or a fitted TermModel")
-        docs = document_terms(chunks, model)
+        docs = document_terms(chunks, model, params.min_z)
     orders = {i: ranked_candidates(d, params.min_z, params.rank) for i, d in docs.items()}
     if selected is None:
         selected = {i: select_terms(d, orders[i], params.level * d.words) for i, d in docs.items()}
@@ -337,7 +337,7 @@ def apply_defence(chunks: Sequence[Chunk], model: TermModel | None, params: Defe
         missing = [k for k in keep if k not in fills[i]]
         if missing:
             donor = docs.get(partner.get(i, ""))
-            donor_order = [k for k in orders[donor.doc_id] if k not in d.occ] if donor else []
+            donor_order = [k for k in orders[donor.doc_id] if k not in d.types] if donor else []
             fills[i].update(replacements(d, missing, params.fill, donor, donor_order))
         for key in keep:
             kind, what = fills[i][key]

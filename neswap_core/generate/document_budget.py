@@ -57,9 +57,12 @@ from .document import (
     pair_documents,
 )
 from .document_terms import (
+    NAMED_FIRST,
+    NAMED_MIN_Z,
     DocTerms,
     TermModel,
     document_terms,
+    own_name,
     ranked_candidates,
     reading_halves,
     select_terms,
@@ -327,7 +330,7 @@ def prepare_defence(chunks: Sequence[Chunk], model: TermModel, params: DefencePa
     """Pair documents, fix each candidate's replacement and, with a defender, rank candidates by
     the margin they remove per word (module docstring)."""
     chunks = list(chunks)
-    docs = document_terms(chunks, model)
+    docs = document_terms(chunks, model, params.min_z)
     partner = pair_documents(chunks, rng, params.top_k) if "pair" in params.fill else {}
     orders = {i: ranked_candidates(d, params.min_z, params.rank) for i, d in docs.items()}
     fills = fill_plan(docs, params, partner, orders, n_candidates)
@@ -355,29 +358,18 @@ def defend(chunks: Sequence[Chunk], model: TermModel | None, params: DefencePara
                          partner=prep.partner, fills=prep.fills, rejected=rejected, docs=prep.docs)
 
 
-#: Entity categories whose distinctive types are treated first (issue 23 item 8: a product,
-#: brand or organisation that belongs to one company names it to any reader).
-NAMED_FIRST = ("Product", "Organization")
-#: z above which such a type counts as the company's own (models.log_odds' default term floor).
-NAMED_MIN_Z = 2.0
-
-
 def named_types(d: DocTerms) -> list[str]:
     """The document's distinctive names, treated first: its product and organisation entities
-    (z >= ``NAMED_MIN_Z``, by z), then every capitalised type no other company of the corpus
-    uses (by z, no floor: one mention of a name is enough for a reader who knows it). The
-    second rule does not trust the tagger: spaCy tags "Wirecutter" (a New York Times product) as
-    a Person, and the sample's default release left it whole in the NYT call."""
+    (z >= ``NAMED_MIN_Z``, by z), then its own names (``document_terms.own_name``: every
+    capitalised type no other company of the corpus uses, by z, no floor: one mention of a name
+    is enough for a reader who knows it). The second rule does not trust the tagger: spaCy tags
+    "Wirecutter" (a New York Times product) as a Person, and the sample's default release left
+    it whole in the NYT call."""
     tagged = [k for k in ranked_candidates(d, NAMED_MIN_Z) if d.kind[k][2] in NAMED_FIRST
               and k not in d.frame]
-    own = [k for k in ranked_candidates(d, 1e-9) if k in d.only and k not in tagged
-           and k not in d.frame and _is_name(d.surface[k]) and d.kind[k][1]]
+    taken = set(tagged)
+    own = sorted((k for k in d.score if k not in taken and own_name(d, k)), key=lambda k: (-d.score[k], k))
     return tagged + own
-
-
-def _is_name(surface: str) -> bool:
-    """Every word of ``surface`` starts with a capital ("Tellurium Cloud", not "Cloud markets")."""
-    return all(word[:1].isupper() for word in surface.split(" "))
 
 
 def _named_first(plan: DocPlan, first: list[str], d: DocTerms) -> DocPlan:

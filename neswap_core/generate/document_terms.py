@@ -222,9 +222,31 @@ class TermModel:
         return (cols >= 0) & (spread == 1)
 
 
+#: Entity categories whose distinctive types are treated first (issue 23 item 8: a product,
+#: brand or organisation that belongs to one company names it to any reader).
+NAMED_FIRST = ("Product", "Organization")
+#: z above which such a type counts as the company's own (models.log_odds' default term floor).
+NAMED_MIN_Z = 2.0
+#: The least z that counts as positive (an own name needs one).
+POSITIVE_Z = 1e-9
+#: Version of ``DocTerms``'s layout, part of the keys of what is memoised with it on disk.
+DOCTERMS_LAYOUT = 2
+
+
+def is_name(surface: str) -> bool:
+    """Every word of ``surface`` starts with a capital ("Tellurium Cloud", not "Cloud markets")."""
+    return all(word[:1].isupper() for word in surface.split(" "))
+
+
 @dataclass
 class DocTerms:
-    """The candidate types of one document with their occurrences, cost and score."""
+    """The candidate types of one document with their occurrences, cost and score.
+
+    ``types`` holds every type of the document; ``occ``, ``score``, ``kind``, ``surface``,
+    ``only`` and ``frame`` only the types a defence can treat: z >= ``floor`` and the
+    document's own names (``own_name``). ``document_terms(..., min_z=)`` sets the floor; the
+    rest are most of a document's types (a share that grows with the corpus: two thirds at 30k
+    synthetic passages) and only their membership is ever asked (issue 21)."""
 
     doc_id: str
     company: str
@@ -236,16 +258,24 @@ class DocTerms:
     surface: dict = field(default_factory=dict)  # key -> most frequent surface form
     only: set = field(default_factory=set)  # keys no other company's corpus documents use
     frame: dict = field(default_factory=dict)  # framed keys -> frame ("_ into"), others absent
+    types: frozenset = field(default_factory=frozenset)  # every type, with details or not
+    floor: float = -math.inf  # every type with z >= floor has its details
     _phrases: dict | None = field(default=None, repr=False, compare=False)
 
     def cost(self, key: str) -> int:
         """Words changed when ``key`` is treated at every occurrence."""
         return sum(o.n for _, o in self.occ[key])
 
+    def own_words(self) -> set[str]:
+        """The words of the document's unframed types: its eligible words (every word of an
+        unframed phrase is a type of its own)."""
+        return {k for k in self.types if " " not in k}
+
     def phrases_holding(self, word: str) -> list[str]:
-        """The two-word types (phrases and framed words) that hold ``word``: treating the word
-        at every occurrence treats them too. Indexed once per document (selection asks for
-        every selected word; a scan of every type each time was quadratic)."""
+        """The two-word types (phrases and framed words) with details that hold ``word``:
+        treating the word at every occurrence treats them too. Indexed once per document
+        (selection asks for every selected word; a scan of every type each time was
+        quadratic). Only types with details are ever selected, so only they are indexed."""
         if self._phrases is None:
             index: dict[str, list[str]] = defaultdict(list)
             for key in self.occ:
@@ -254,6 +284,14 @@ class DocTerms:
                         index[w].append(key)
             self._phrases = dict(index)
         return self._phrases.get(word, [])
+
+
+def own_name(d: DocTerms, key: str) -> bool:
+    """Whether ``key`` is one of the document's own names: a capitalised, unframed type with a
+    positive z that no other company of the corpus uses, written as a name
+    (``document_budget.named_types`` treats these first, with no z floor)."""
+    return (d.score[key] >= POSITIVE_Z and key in d.only and key not in d.frame and is_name(d.surface[key])
+            and d.kind[key][1])
 
 
 def _category_at(chunk: Chunk, o: Occurrence) -> str:
@@ -274,36 +312,61 @@ def _shared(o: Occurrence, strings: dict[str, str]) -> Occurrence:
     return Occurrence(o.start, o.end, key, surface, o.n, frame)
 
 
-def document_terms(chunks: Sequence[Chunk], model: TermModel) -> dict[str, DocTerms]:
-    """Per document id: its candidate types (module docstring), scored by ``model``."""
+def document_terms(chunks: Sequence[Chunk], model: TermModel, min_z: float | None = None) -> dict[str, DocTerms]:
+    """Per document id: its candidate types (module docstring), scored by ``model``.
+
+    ``min_z``: the z floor of the defence that will use them (``DefenceParams.min_z``); the
+    details of a type below both it and ``NAMED_MIN_Z`` are dropped unless it is one of the
+    document's own names (``DocTerms``). None keeps every type's details."""
+    by_doc: dict[str, list[int]] = {}
+    for p, c in enumerate(chunks):
+        by_doc.setdefault(c.doc_id, []).append(p)
+    floor = -math.inf if min_z is None else min(min_z, NAMED_MIN_Z)
     docs: dict[str, DocTerms] = {}
     strings: dict[str, str] = {}
-    for p, c in enumerate(chunks):
-        d = docs.get(c.doc_id)
-        if d is None:
-            d = docs[c.doc_id] = DocTerms(c.doc_id, c.protected, [], 0)
-        d.positions.append(p)
-        d.words += len(_WORDS.findall(c.text))
-        for o in occurrences(c.text):
-            o = _shared(o, strings)
-            d.occ.setdefault(o.key, []).append((p, o))
-    for d in docs.values():
-        keys = list(d.occ)
-        d.score = {k: float(z) for k, z in zip(keys, model.score(d.company, keys), strict=True)}
-        d.only = {k for k, one in zip(keys, model.exclusive(keys), strict=True) if one}
-        for k, occ in d.occ.items():
-            surface = Counter(o.surface for _, o in occ).most_common(1)[0][0]
-            cap = sum(o.surface[0].isupper() for _, o in occ) > len(occ) / 2
-            cat = Counter(_category_at(chunks[p], o) for p, o in occ).most_common(1)[0][0]
-            d.surface[k], d.kind[k] = surface, (occ[0][1].n, cap, cat, word_shape(surface))
-            if occ[0][1].frame:
-                d.frame[k] = occ[0][1].frame
+    for doc_id, positions in by_doc.items():  # one document at a time: only its details stay
+        d = docs[doc_id] = DocTerms(doc_id, chunks[positions[0]].protected, positions, 0)
+        for p in positions:
+            d.words += len(_WORDS.findall(chunks[p].text))
+            for o in occurrences(chunks[p].text):
+                o = _shared(o, strings)
+                d.occ.setdefault(o.key, []).append((p, o))
+        _describe(d, chunks, model, floor)
     return docs
+
+
+def _describe(d: DocTerms, chunks: Sequence[Chunk], model: TermModel, floor: float) -> None:
+    """Score ``d``'s types and describe those a defence may treat; drop the others' details."""
+    keys = list(d.occ)
+    d.score = {k: float(z) for k, z in zip(keys, model.score(d.company, keys), strict=True)}
+    d.only = {k for k, one in zip(keys, model.exclusive(keys), strict=True) if one}
+    for k, occ in d.occ.items():
+        if d.score[k] < floor and k not in d.only:
+            continue  # never treated: only its membership is asked (an own name needs ``only``)
+        surface = Counter(o.surface for _, o in occ).most_common(1)[0][0]
+        cap = sum(o.surface[0].isupper() for _, o in occ) > len(occ) / 2
+        cat = Counter(_category_at(chunks[p], o) for p, o in occ).most_common(1)[0][0]
+        d.surface[k], d.kind[k] = surface, (occ[0][1].n, cap, cat, word_shape(surface))
+        if occ[0][1].frame:
+            d.frame[k] = occ[0][1].frame
+    d.types, d.floor = frozenset(keys), floor
+    if floor > -math.inf:  # new dicts, not deletions: a dict keeps its table when emptied
+        keep = {k for k in keys if d.score[k] >= floor or (k in d.surface and own_name(d, k))}
+        d.occ = {k: v for k, v in d.occ.items() if k in keep}
+        d.score = {k: v for k, v in d.score.items() if k in keep}
+        d.surface = {k: v for k, v in d.surface.items() if k in keep}
+        d.kind = {k: v for k, v in d.kind.items() if k in keep}
+        d.frame = {k: v for k, v in d.frame.items() if k in keep}
+        d.only = d.only & keep
 
 
 def ranked_candidates(d: DocTerms, min_z: float, rank: str = "z") -> list[str]:
     """Candidate types with z >= min_z, best first: by z, or by z per word changed weighted by
     the sublinear tf an attacker gives them (``per_cost``: z·(1+log n)/cost)."""
+    if min_z < d.floor:
+        raise ValueError(f"document {d.doc_id}'s terms keep the details of types with z >= "
+                         f"{d.floor:g} only; rank them with min_z >= {d.floor:g} or build them "
+                         f"with document_terms(..., min_z={min_z:g})")
     keys = [k for k, z in d.score.items() if z >= min_z]
     if rank == "z":
         pri = {k: d.score[k] for k in keys}
