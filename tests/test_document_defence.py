@@ -497,7 +497,7 @@ def test_terms_kept_above_the_floor_give_the_defence_of_every_type_s_details(
     if with_defender:
         assert {i: p.order for i, p in kept.plans.items()} == {i: p.order for i, p in every.plans.items()}
     for i, d in kept.docs.items():
-        assert d.types == set(every.docs[i].occ) and d.own_words() == {
+        assert set(d.types) == set(every.docs[i].occ) and d.own_words() == {
             w for k in every.docs[i].occ if k not in every.docs[i].frame for w in k.split(" ")}
     held = sum(len(d.occ) for d in kept.docs.values())
     assert held < sum(len(d.occ) for d in every.docs.values())
@@ -520,3 +520,55 @@ def test_ranking_below_the_terms_floor_is_refused_not_silently_short():
     assert ranked_candidates(d, 0.5) and ranked_candidates(d, 1.0)
     with pytest.raises(ValueError, match="min_z >= 0.5"):
         ranked_candidates(d, 0.0)
+
+
+def _terms_by_dicts(chunks, model):
+    """Each document's terms the way they were kept before they were kept in columns (issue 21):
+    a dict per type of its occurrences, z, kind, surface, frame and exclusivity."""
+    from neswap_core.generate.document_terms import _category_at
+
+    out = {}
+    for p, c in enumerate(chunks):
+        d = out.setdefault(c.doc_id, {"occ": {}, "company": c.protected})
+        for o in occurrences(c.text):
+            d["occ"].setdefault(o.key, []).append((p, o))
+    for d in out.values():
+        keys = list(d["occ"])
+        d["score"] = dict(zip(keys, map(float, model.score(d["company"], keys)), strict=True))
+        d["only"] = {k for k, one in zip(keys, model.exclusive(keys), strict=True) if one}
+        d["kind"], d["surface"], d["frame"] = {}, {}, {}
+        for k, occ in d["occ"].items():
+            surface = Counter(o.surface for _, o in occ).most_common(1)[0][0]
+            cap = sum(o.surface[0].isupper() for _, o in occ) > len(occ) / 2
+            cat = Counter(_category_at(chunks[p], o) for p, o in occ).most_common(1)[0][0]
+            d["surface"][k], d["kind"][k] = surface, (occ[0][1].n, cap, cat, word_shape(surface))
+            if occ[0][1].frame:
+                d["frame"][k] = occ[0][1].frame
+    return out
+
+
+def test_terms_in_columns_read_back_as_the_dicts_of_every_type():
+    """The columns give back each type's occurrences (offsets, surface), z, kind, surface, frame,
+    exclusivity and cost exactly as a dict per type held them (second method), entity
+    categories and framed words included."""
+    from neswap_core.corpus import EntitySpan
+
+    base = corpus({"Acme": 2, "Bolt": 2, "Cres": 2}, chunks_per_doc=4, seed=6)
+    chunks = [type(c)(c.chunk_id, c.doc_id, c.index, c.text, c.protected,
+                      tuple(EntitySpan(m.start(), m.end(), "PRODUCT", "Product", m.group())
+                            for m in re.finditer(r"Tellurium Cloud|Nimbus Grid", c.text)))
+              for c in base]  # fmt: skip
+    model = TermModel().fit(chunks)
+    docs, ref = document_terms(chunks, model), _terms_by_dicts(chunks, model)
+    assert list(docs) == list(ref)
+    framed = categories = 0
+    for i, d in docs.items():
+        r = ref[i]
+        assert dict(d.occ) == r["occ"] and dict(d.score) == r["score"]
+        assert dict(d.kind) == r["kind"] and dict(d.surface) == r["surface"]
+        assert dict(d.frame) == r["frame"] and set(d.only) == r["only"]
+        assert {k: d.cost(k) for k in d.keys} == {k: sum(o.n for _, o in v) for k, v in r["occ"].items()}
+        assert list(d.types) == sorted(r["occ"]) and "never" not in d.occ and not d.has_type("never")
+        framed += len(r["frame"])
+        categories += sum(1 for k in r["kind"].values() if k[2])
+    assert framed > 50 and categories > 5

@@ -187,13 +187,16 @@ def replacements(d: DocTerms, chosen: Sequence[str], fill: str, donor: DocTerms 
     out = {}
     pools: dict[tuple, list[str]] = defaultdict(list)
     own_words = d.own_words()
+    low: dict[str, str] = {}  # donor type -> its surface, lower-cased
     if donor is not None:
         for k in donor_order:
-            if any(w in own_words for w in _changed_words(donor, k)):
+            j = donor.index(k)
+            if any(w in own_words for w in _changed_words(donor, j)):
                 continue  # it would bring back a word of d (possibly one being treated)
-            n, cap, cat, shape = donor.kind[k]
-            if k in donor.frame:  # a framed word replaces a word in the same frame first
-                pools[("frame", donor.frame[k], cap, shape)].append(k)
+            n, cap, cat, shape = donor.kind_of(j)
+            low[k] = donor.surfaces[j].lower()
+            if donor.frames[j]:  # a framed word replaces a word in the same frame first
+                pools[("frame", donor.frames[j], cap, shape)].append(k)
                 continue
             pools[(n, cap, cat, shape)].append(k)
             if cat:
@@ -201,7 +204,8 @@ def replacements(d: DocTerms, chosen: Sequence[str], fill: str, donor: DocTerms 
             pools[(n, shape)].append(k)
     used: Counter = Counter()
     for key in chosen:
-        n, cap, cat, shape = d.kind[key]
+        i = d.index(key)
+        n, cap, cat, shape = d.kind_of(i)
         if fill in ("generic", "pair+generic") and cat:
             out[key] = ("generic", cat)
             continue
@@ -210,23 +214,25 @@ def replacements(d: DocTerms, chosen: Sequence[str], fill: str, donor: DocTerms 
             continue
         pool, pk = [], None
         tries: tuple[tuple, ...] = ((n, cap, cat, shape), (n, cap, "", shape), (n, shape))
-        if key in d.frame:
-            tries = (("frame", d.frame[key], cap, shape), *tries)
+        if d.frames[i]:
+            tries = (("frame", d.frames[i], cap, shape), *tries)
+        mine = d.surfaces[i].lower()
         for pk in tries:
-            pool = [k for k in pools.get(pk, ()) if k != key and donor.surface[k].lower() != d.surface[key].lower()]
+            pool = [k for k in pools.get(pk, ()) if k != key and low[k] != mine]
             if pool:
                 break
         if not pool:
             out[key] = ("mask", MASK_PLACEHOLDER)
             continue
-        out[key] = ("pair", donor.surface[pool[used[pk] % len(pool)]])
+        out[key] = ("pair", donor.surfaces[donor.index(pool[used[pk] % len(pool)])])
         used[pk] += 1
     return out
 
 
-def _changed_words(d: DocTerms, key: str) -> list[str]:
-    """The words a treatment of ``key`` writes or removes (a framed word: that word only)."""
-    return [d.surface[key].lower()] if key in d.frame else key.split(" ")
+def _changed_words(d: DocTerms, i: int) -> list[str]:
+    """The words a treatment of the type at row ``i`` writes or removes (a framed word: that
+    word only)."""
+    return [d.surfaces[i].lower()] if d.frames[i] else d.keys[i].split(" ")
 
 
 def occurrence_text(chunk_text: str, o: Occurrence, kind: str, what: str) -> str:
@@ -304,7 +310,7 @@ def fill_plan(docs: dict[str, DocTerms], params: DefenceParams, partner: dict[st
     out = {}
     for i, d in docs.items():
         donor = docs.get(partner.get(i, ""))
-        donor_order = [k for k in orders[donor.doc_id] if k not in d.types] if donor else []
+        donor_order = [k for k in orders[donor.doc_id] if not d.has_type(k)] if donor else []
         out[i] = replacements(d, orders[i][:n_candidates], params.fill, donor, donor_order)
     return out
 
@@ -337,14 +343,15 @@ def apply_defence(chunks: Sequence[Chunk], model: TermModel | None, params: Defe
         missing = [k for k in keep if k not in fills[i]]
         if missing:
             donor = docs.get(partner.get(i, ""))
-            donor_order = [k for k in orders[donor.doc_id] if k not in d.types] if donor else []
+            donor_order = [k for k in orders[donor.doc_id] if not d.has_type(k)] if donor else []
             fills[i].update(replacements(d, missing, params.fill, donor, donor_order))
         for key in keep:
             kind, what = fills[i][key]
-            for p, o in d.occ[key]:
+            z = float(d.zs[d.index(key)])
+            for p, o in d.occurrences(key):
                 after = occurrence_text(chunks[p].text, o, kind, what)
                 edits[p].append((o.start, o.end, after, "mask" if after == MASK_PLACEHOLDER else kind,
-                                 key, d.score[key]))  # fmt: skip
+                                 key, z))  # fmt: skip
         if params.round_figures:
             for p in d.positions:
                 edits[p] += [e for e in round_figure_edits(chunks[p].text) if f"{i}|{e[4]}" not in rejected]

@@ -57,12 +57,13 @@ from .document import (
     pair_documents,
 )
 from .document_terms import (
+    CATEGORIES,
     NAMED_FIRST,
     NAMED_MIN_Z,
     DocTerms,
     TermModel,
     document_terms,
-    own_name,
+    is_own_name,
     ranked_candidates,
     reading_halves,
     select_terms,
@@ -258,7 +259,7 @@ def document_plans(chunks: Sequence[Chunk], docs: dict[str, DocTerms], defender:
         types, edits = [], []
         for ti, t in enumerate(cands):
             by_chunk = defaultdict(list)
-            for p, o in d.occ[t]:
+            for p, o in d.occurrences(t):
                 by_chunk[p].append((o.start, o.end, occurrence_text(chunks[p].text, o, *fills[doc_id][t])))
             for p, spans in by_chunk.items():
                 types.append(ti)
@@ -299,6 +300,7 @@ def allocate(plans: dict[str, DocPlan], docs: dict[str, DocTerms], level: float,
     for i, plan in plans.items():
         d, budget = docs[i], level * docs[i].words
         chosen, spent, covered = [], 0.0, set[str]()
+        phrases = d.phrase_index()
         extra = (more or {}).get(i, [])
         order = list(plan.order) + extra
         costs = list(plan.costs) + [d.cost(t) for t in extra]
@@ -308,7 +310,7 @@ def allocate(plans: dict[str, DocPlan], docs: dict[str, DocTerms], level: float,
             chosen.append(t)
             spent += c
             if " " not in t:
-                covered.update(d.phrases_holding(t))
+                covered.update(phrases.get(t, ()))
         out[i] = chosen
     return out
 
@@ -360,15 +362,18 @@ def defend(chunks: Sequence[Chunk], model: TermModel | None, params: DefencePara
 
 def named_types(d: DocTerms) -> list[str]:
     """The document's distinctive names, treated first: its product and organisation entities
-    (z >= ``NAMED_MIN_Z``, by z), then its own names (``document_terms.own_name``: every
+    (z >= ``NAMED_MIN_Z``, by z), then its own names (``document_terms.is_own_name``: every
     capitalised type no other company of the corpus uses, by z, no floor: one mention of a name
     is enough for a reader who knows it). The second rule does not trust the tagger: spaCy tags
     "Wirecutter" (a New York Times product) as a Person, and the sample's default release left
     it whole in the NYT call."""
-    tagged = [k for k in ranked_candidates(d, NAMED_MIN_Z) if d.kind[k][2] in NAMED_FIRST
-              and k not in d.frame]
+    tagged = [k for k in ranked_candidates(d, NAMED_MIN_Z)
+              if CATEGORIES[d.category[d.index(k)]] in NAMED_FIRST and not d.frames[d.index(k)]]
     taken = set(tagged)
-    own = sorted((k for k in d.score if k not in taken and own_name(d, k)), key=lambda k: (-d.score[k], k))
+    z = d.zs.tolist()
+    rows = [i for i, k in enumerate(d.keys) if k not in taken
+            and is_own_name(z[i], bool(d.exclusive[i]), d.frames[i], d.surfaces[i], bool(d.capital[i]))]
+    own = [d.keys[i] for i in sorted(rows, key=lambda i: (-z[i], d.keys[i]))]
     return tagged + own
 
 

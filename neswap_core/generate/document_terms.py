@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -230,7 +231,7 @@ NAMED_MIN_Z = 2.0
 #: The least z that counts as positive (an own name needs one).
 POSITIVE_Z = 1e-9
 #: Version of ``DocTerms``'s layout, part of the keys of what is memoised with it on disk.
-DOCTERMS_LAYOUT = 2
+DOCTERMS_LAYOUT = 3
 
 
 def is_name(surface: str) -> bool:
@@ -238,60 +239,158 @@ def is_name(surface: str) -> bool:
     return all(word[:1].isupper() for word in surface.split(" "))
 
 
-@dataclass
-class DocTerms:
-    """The candidate types of one document with their occurrences, cost and score.
+#: Codes of the ``category`` and ``shape`` columns of ``DocTerms``.
+CATEGORIES = ("", *GENERIC)
+SHAPES = ("", "ly", "ing", "ed", "pos", "s")
 
-    ``types`` holds every type of the document; ``occ``, ``score``, ``kind``, ``surface``,
-    ``only`` and ``frame`` only the types a defence can treat: z >= ``floor`` and the
-    document's own names (``own_name``). ``document_terms(..., min_z=)`` sets the floor; the
-    rest are most of a document's types (a share that grows with the corpus: two thirds at 30k
-    synthetic passages) and only their membership is ever asked (issue 21)."""
+
+class _Column(Mapping):
+    """Read-only ``key -> value`` over a document's sorted keys (``DocTerms``'s views):
+    ``value(i)`` of the key at index i, ``keep(i)`` whether that key belongs to the view."""
+
+    __slots__ = ("_keys", "_value", "_keep")
+
+    def __init__(self, keys: list[str], value, keep=None):
+        self._keys, self._value, self._keep = keys, value, keep
+
+    def _index(self, key) -> int:
+        i = bisect_left(self._keys, key) if isinstance(key, str) else len(self._keys)
+        if i < len(self._keys) and self._keys[i] == key and (self._keep is None or self._keep(i)):
+            return i
+        raise KeyError(key)
+
+    def __getitem__(self, key):
+        return self._value(self._index(key))
+
+    def __contains__(self, key) -> bool:
+        try:
+            self._index(key)
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self):
+        return (k for i, k in enumerate(self._keys) if self._keep is None or self._keep(i))
+
+    def __len__(self) -> int:
+        return len(self._keys) if self._keep is None else sum(1 for _ in self)
+
+
+@dataclass(eq=False)
+class DocTerms:
+    """The candidate types of one document with their occurrences, cost and score, in columns.
+
+    ``types``: every type of the document, sorted. ``keys``: the types a defence can treat (z >=
+    ``floor`` and the document's own names, ``is_own_name``), sorted, with one entry per type in
+    each column and their occurrences in ``occ_*`` (those of ``keys[i]`` at
+    ``occ_ptr[i]:occ_ptr[i + 1]``). Columns, not a dict per type: a document's types are nearly
+    as many as its words and a dict, tuple and object each cost ~600 bytes a type (issue 21:
+    1.75 GB at 30k passages); ``occ``, ``score``, ``kind``, ``surface``, ``frame`` and
+    ``only`` read them as mappings."""
 
     doc_id: str
     company: str
     positions: list[int]  # chunk positions of the document
     words: int  # \w+ tokens of the document
-    occ: dict = field(default_factory=dict)  # key -> [(position, Occurrence)]
-    score: dict = field(default_factory=dict)  # key -> z
-    kind: dict = field(default_factory=dict)  # key -> (n words, capitalised, category, shape)
-    surface: dict = field(default_factory=dict)  # key -> most frequent surface form
-    only: set = field(default_factory=set)  # keys no other company's corpus documents use
-    frame: dict = field(default_factory=dict)  # framed keys -> frame ("_ into"), others absent
-    types: frozenset = field(default_factory=frozenset)  # every type, with details or not
+    types: tuple = ()  # every type, sorted (membership)
+    keys: list = field(default_factory=list)  # the types with details, sorted
+    zs: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    n: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))  # words per type
+    costs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))  # words changed
+    capital: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # mostly capitalised
+    category: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))  # CATEGORIES code
+    shape: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))  # SHAPES code
+    exclusive: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # no other company uses it
+    surfaces: list = field(default_factory=list)  # most frequent surface form
+    frames: list = field(default_factory=list)  # frame of a framed word ("_ into"), else ""
+    occ_ptr: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+    occ_pos: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))  # chunk position
+    occ_start: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    occ_end: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    occ_surface: list = field(default_factory=list)
     floor: float = -math.inf  # every type with z >= floor has its details
-    _phrases: dict | None = field(default=None, repr=False, compare=False)
+
+    def index(self, key: str) -> int:
+        """Row of ``key`` among the types with details (KeyError if it has none)."""
+        i = bisect_left(self.keys, key)
+        if i < len(self.keys) and self.keys[i] == key:
+            return i
+        raise KeyError(key)
+
+    def has_type(self, key: str) -> bool:
+        """Whether the document holds ``key`` (with details or not)."""
+        i = bisect_left(self.types, key)
+        return i < len(self.types) and self.types[i] == key
 
     def cost(self, key: str) -> int:
         """Words changed when ``key`` is treated at every occurrence."""
-        return sum(o.n for _, o in self.occ[key])
+        return int(self.costs[self.index(key)])
+
+    def count(self, key: str) -> int:
+        """Occurrences of ``key``."""
+        i = self.index(key)
+        return int(self.occ_ptr[i + 1] - self.occ_ptr[i])
+
+    def occurrences(self, key: str) -> list[tuple[int, Occurrence]]:
+        """(chunk position, Occurrence) of every occurrence of ``key``, in text order."""
+        return self._occurrences(self.index(key))
+
+    def _occurrences(self, i: int) -> list[tuple[int, Occurrence]]:
+        key, n, frame = self.keys[i], int(self.n[i]), self.frames[i]
+        return [(int(self.occ_pos[j]), Occurrence(int(self.occ_start[j]), int(self.occ_end[j]), key,
+                                                  self.occ_surface[j], n, frame))
+                for j in range(int(self.occ_ptr[i]), int(self.occ_ptr[i + 1]))]  # fmt: skip
 
     def own_words(self) -> set[str]:
         """The words of the document's unframed types: its eligible words (every word of an
         unframed phrase is a type of its own)."""
         return {k for k in self.types if " " not in k}
 
-    def phrases_holding(self, word: str) -> list[str]:
-        """The two-word types (phrases and framed words) with details that hold ``word``:
-        treating the word at every occurrence treats them too. Indexed once per document
-        (selection asks for every selected word; a scan of every type each time was
-        quadratic). Only types with details are ever selected, so only they are indexed."""
-        if self._phrases is None:
-            index: dict[str, list[str]] = defaultdict(list)
-            for key in self.occ:
-                if " " in key:
-                    for w in dict.fromkeys(key.split(" ")):
-                        index[w].append(key)
-            self._phrases = dict(index)
-        return self._phrases.get(word, [])
+    def phrase_index(self) -> dict[str, list[str]]:
+        """Word -> the two-word types with details (phrases and framed words) holding it:
+        treating the word at every occurrence treats them too (only types with details are
+        ever selected). Built per selection, not kept: it would double what a document holds."""
+        index: dict[str, list[str]] = defaultdict(list)
+        for key in self.keys:
+            if " " in key:
+                for w in dict.fromkeys(key.split(" ")):
+                    index[w].append(key)
+        return index
+
+    def kind_of(self, i: int) -> tuple[int, bool, str, str]:
+        """(n words, capitalised, entity category, word shape) of the type at row ``i``."""
+        return (int(self.n[i]), bool(self.capital[i]), CATEGORIES[self.category[i]], SHAPES[self.shape[i]])
+
+    @property
+    def occ(self) -> Mapping:
+        return _Column(self.keys, self._occurrences)
+
+    @property
+    def score(self) -> Mapping:
+        return _Column(self.keys, lambda i: float(self.zs[i]))
+
+    @property
+    def kind(self) -> Mapping:
+        return _Column(self.keys, self.kind_of)
+
+    @property
+    def surface(self) -> Mapping:
+        return _Column(self.keys, self.surfaces.__getitem__)
+
+    @property
+    def frame(self) -> Mapping:
+        return _Column(self.keys, self.frames.__getitem__, lambda i: bool(self.frames[i]))
+
+    @property
+    def only(self) -> Mapping:
+        return _Column(self.keys, lambda i: True, lambda i: bool(self.exclusive[i]))
 
 
-def own_name(d: DocTerms, key: str) -> bool:
-    """Whether ``key`` is one of the document's own names: a capitalised, unframed type with a
-    positive z that no other company of the corpus uses, written as a name
-    (``document_budget.named_types`` treats these first, with no z floor)."""
-    return (d.score[key] >= POSITIVE_Z and key in d.only and key not in d.frame and is_name(d.surface[key])
-            and d.kind[key][1])
+def is_own_name(z: float, only: bool, frame: str, surface: str, capital: bool) -> bool:
+    """A document's own name: a capitalised, unframed type with a positive z that no other
+    company of the corpus uses, written as a name (``document_budget.named_types`` treats these
+    first, with no z floor)."""
+    return z >= POSITIVE_Z and only and not frame and capital and is_name(surface)
 
 
 def _category_at(chunk: Chunk, o: Occurrence) -> str:
@@ -324,40 +423,51 @@ def document_terms(chunks: Sequence[Chunk], model: TermModel, min_z: float | Non
     floor = -math.inf if min_z is None else min(min_z, NAMED_MIN_Z)
     docs: dict[str, DocTerms] = {}
     strings: dict[str, str] = {}
-    for doc_id, positions in by_doc.items():  # one document at a time: only its details stay
-        d = docs[doc_id] = DocTerms(doc_id, chunks[positions[0]].protected, positions, 0)
+    for doc_id, positions in by_doc.items():  # one document at a time: only its columns stay
+        occ: dict[str, list] = {}
+        words = 0
         for p in positions:
-            d.words += len(_WORDS.findall(chunks[p].text))
+            words += len(_WORDS.findall(chunks[p].text))
             for o in occurrences(chunks[p].text):
-                o = _shared(o, strings)
-                d.occ.setdefault(o.key, []).append((p, o))
-        _describe(d, chunks, model, floor)
+                occ.setdefault(o.key, []).append((p, _shared(o, strings)))
+        docs[doc_id] = _columns(doc_id, chunks[positions[0]].protected, positions, words, occ,
+                                chunks, model, floor)  # fmt: skip
     return docs
 
 
-def _describe(d: DocTerms, chunks: Sequence[Chunk], model: TermModel, floor: float) -> None:
-    """Score ``d``'s types and describe those a defence may treat; drop the others' details."""
-    keys = list(d.occ)
-    d.score = {k: float(z) for k, z in zip(keys, model.score(d.company, keys), strict=True)}
-    d.only = {k for k, one in zip(keys, model.exclusive(keys), strict=True) if one}
-    for k, occ in d.occ.items():
-        if d.score[k] < floor and k not in d.only:
+def _columns(doc_id: str, company: str, positions: list[int], words: int, occ: dict,
+             chunks: Sequence[Chunk], model: TermModel, floor: float) -> DocTerms:
+    """One document's ``DocTerms`` from its occurrences by type: every type scored, those a
+    defence may treat described in columns."""
+    every = list(occ)
+    z = model.score(company, every)
+    only = model.exclusive(every)
+    rows = []
+    for k, zk, ok in zip(every, z, only, strict=True):
+        if zk < floor and not ok:
             continue  # never treated: only its membership is asked (an own name needs ``only``)
-        surface = Counter(o.surface for _, o in occ).most_common(1)[0][0]
-        cap = sum(o.surface[0].isupper() for _, o in occ) > len(occ) / 2
-        cat = Counter(_category_at(chunks[p], o) for p, o in occ).most_common(1)[0][0]
-        d.surface[k], d.kind[k] = surface, (occ[0][1].n, cap, cat, word_shape(surface))
-        if occ[0][1].frame:
-            d.frame[k] = occ[0][1].frame
-    d.types, d.floor = frozenset(keys), floor
-    if floor > -math.inf:  # new dicts, not deletions: a dict keeps its table when emptied
-        keep = {k for k in keys if d.score[k] >= floor or (k in d.surface and own_name(d, k))}
-        d.occ = {k: v for k, v in d.occ.items() if k in keep}
-        d.score = {k: v for k, v in d.score.items() if k in keep}
-        d.surface = {k: v for k, v in d.surface.items() if k in keep}
-        d.kind = {k: v for k, v in d.kind.items() if k in keep}
-        d.frame = {k: v for k, v in d.frame.items() if k in keep}
-        d.only = d.only & keep
+        found = occ[k]
+        surface = Counter(o.surface for _, o in found).most_common(1)[0][0]
+        cap = sum(o.surface[0].isupper() for _, o in found) > len(found) / 2
+        frame = found[0][1].frame
+        if zk < floor and not is_own_name(float(zk), bool(ok), frame, surface, cap):
+            continue
+        cat = Counter(_category_at(chunks[p], o) for p, o in found).most_common(1)[0][0]
+        rows.append((k, float(zk), found[0][1].n, sum(o.n for _, o in found), cap,
+                     CATEGORIES.index(cat), SHAPES.index(word_shape(surface)), bool(ok), surface, frame))
+    rows.sort(key=lambda r: r[0])
+    found_all = [occ[r[0]] for r in rows]
+    ptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum([len(f) for f in found_all], out=ptr[1:])
+    flat = [po for f in found_all for po in f]
+    col = list(zip(*rows, strict=True)) if rows else [()] * 10
+    return DocTerms(
+        doc_id, company, positions, words, tuple(sorted(every)), list(col[0]),
+        np.array(col[1], dtype=float), np.array(col[2], dtype=np.int8), np.array(col[3], dtype=np.int32),
+        np.array(col[4], dtype=bool), np.array(col[5], dtype=np.int8), np.array(col[6], dtype=np.int8),
+        np.array(col[7], dtype=bool), list(col[8]), list(col[9]), ptr,
+        np.array([p for p, _ in flat], dtype=np.int32), np.array([o.start for _, o in flat], dtype=np.int32),
+        np.array([o.end for _, o in flat], dtype=np.int32), [o.surface for _, o in flat], floor)
 
 
 def ranked_candidates(d: DocTerms, min_z: float, rank: str = "z") -> list[str]:
@@ -367,18 +477,21 @@ def ranked_candidates(d: DocTerms, min_z: float, rank: str = "z") -> list[str]:
         raise ValueError(f"document {d.doc_id}'s terms keep the details of types with z >= "
                          f"{d.floor:g} only; rank them with min_z >= {d.floor:g} or build them "
                          f"with document_terms(..., min_z={min_z:g})")
-    keys = [k for k, z in d.score.items() if z >= min_z]
+    rows = np.flatnonzero(d.zs >= min_z).tolist()
+    z = d.zs.tolist()
     if rank == "z":
-        pri = {k: d.score[k] for k in keys}
+        pri = {i: z[i] for i in rows}
     else:
-        pri = {k: d.score[k] * (1 + math.log(len(d.occ[k]))) / d.cost(k) for k in keys}
-    return sorted(keys, key=lambda k: (-pri[k], k))
+        counts = np.diff(d.occ_ptr).tolist()
+        pri = {i: z[i] * (1 + math.log(counts[i])) / int(d.costs[i]) for i in rows}
+    return [d.keys[i] for i in sorted(rows, key=lambda i: (-pri[i], d.keys[i]))]
 
 
 def select_terms(d: DocTerms, order: Sequence[str], budget_words: float) -> list[str]:
     """Types in ``order`` until ``budget_words`` changed words are spent (a bigram whose words
     are already selected as unigrams costs nothing more and is skipped)."""
     chosen, spent, covered = [], 0.0, set()
+    phrases = d.phrase_index()
     for k in order:
         if k in covered:
             continue
@@ -389,5 +502,5 @@ def select_terms(d: DocTerms, order: Sequence[str], budget_words: float) -> list
         spent += c
         covered.add(k)
         if " " not in k:  # every bigram holding this word is now treated through it
-            covered.update(d.phrases_holding(k))
+            covered.update(phrases.get(k, ()))
     return chosen
