@@ -44,6 +44,8 @@ def main() -> int:
             time.sleep(0.05)
 
     threading.Thread(target=poll, daemon=True).start()
+    import neswap_core.choose.document_candidates  # noqa: F401  (its imports are not the preparation)
+
     before = _anon_gb()
     start = time.perf_counter()
     with open(sys.argv[1], "rb") as fh:
@@ -52,12 +54,11 @@ def main() -> int:
     time.sleep(0.3)
     held = _anon_gb()
     docs = prep.docs
-    types = sum(len(getattr(d, "types", ()) or d.occ) for d in docs.values())
+    floor = min((d.floor for d in docs.values()), default=0.0)
     print(f"read back in {time.perf_counter() - start:.1f} s; holds {held - before:.2f} GB anonymous; "
-          f"{len(docs):,} documents, {types:,} types, {sum(len(d.occ) for d in docs.values()):,} "
-          f"with details (z >= {min((getattr(d, 'floor', -1e308) for d in docs.values()), default=0):g} "
-          f"or an own name), {sum(len(v) for d in docs.values() for v in d.occ.values()):,} "
-          f"occurrences of them", flush=True)
+          f"{len(docs):,} documents, {sum(len(d.types) for d in docs.values()):,} types, "
+          f"{sum(len(d.keys) for d in docs.values()):,} with details (z >= {floor:g} or an own name), "
+          f"{sum(int(d.occ_ptr[-1]) for d in docs.values()):,} occurrences of them", flush=True)
     peak[0] = 0.0
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp, open(Path(tmp) / "prep.pkl", "wb") as fh:
