@@ -5,7 +5,9 @@
 Each size runs in a fresh child process with a fresh cache folder (nothing cached helps) on a
 synthetic corpus of real dev-corpus sentences under fresh documents and companies
 (``text.synthetic``), and a synthetic attacker reading of the same companies (other random
-sentences: the attackers are at chance, which does not change what they cost). The whole
+sentences: the attackers are at chance, which does not change what they cost; with
+``--company-words K`` each company also has K invented words of its own, in both, so the
+vocabulary grows with the companies and the attackers have a signal). The whole
 default release runs through the one release path: ``prepare_release`` → ``reading_attacker``
 → ``run_release`` (the default goal switches the plan grid on; the document defence at its six
 levels; the panel's word, char_wb and retrieval families plus the in-corpus attacker; the
@@ -72,7 +74,7 @@ def _say(last: list):
     return say
 
 
-def one_size(n: int, workdir: Path) -> dict:
+def one_size(n: int, workdir: Path, company_words: int = 0) -> dict:
     sys.path.insert(0, str(ROOT))
     from neswap_core.config import RunConfig
     from neswap_core.measure.reading import reading_attacker
@@ -89,9 +91,10 @@ def one_size(n: int, workdir: Path) -> dict:
     )
 
     pool = sentence_pool(clean_corpus(load_corpus(DEV)).corpus)
-    spec = documents_for_chunks(n)
+    spec = documents_for_chunks(n, company_words=company_words)
     corpus = synthetic_corpus(pool, spec, random_state=n)
     folder = write_corpus_folder(corpus, workdir / "corpus")
+    (workdir / "synthetic.json").write_text(json.dumps({"company_words": company_words}))  # for release_rerun.py
     # the reading: one more call of each company, other sentences, its own document ids
     reading = synthetic_corpus(pool, spec, random_state=n + 1)
     reading = reading.with_documents([replace(d, doc_id="R" + d.doc_id,
@@ -124,7 +127,7 @@ def one_size(n: int, workdir: Path) -> dict:
     table = result.candidates.table
     return {
         "n_target": n, "chunks": len(prepared.chunks), "documents": len(corpus),
-        "companies": spec.n_companies, "reading_units": attacker.n_units_,
+        "companies": spec.n_companies, "company_words": company_words, "reading_units": attacker.n_units_,
         "candidates": len(table), "chosen": result.choice.release_id, "write": outcome,
         "release_texts_embedded": embedded,
         "stages": rows, "load": os.getloadavg(),
@@ -146,10 +149,13 @@ def main() -> int:
     ap.add_argument("--log", help="also write each size's figures as a JSON line here")
     ap.add_argument("--keep", help="run in this folder and keep each size's corpus, cache and "
                     "release there (to profile a stage again warm) instead of a temporary one")
+    ap.add_argument("--company-words", type=int, default=0,
+                    help="invented words of each company's own (text.synthetic): a vocabulary "
+                    "that grows with the companies and a signal for the attackers; 0: none")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        info = one_size(int(args.child[0]), Path(args.child[1]))
+        info = one_size(int(args.child[0]), Path(args.child[1]), args.company_words)
         Path(args.child[1], "result.json").write_text(json.dumps(info))
         return 0
     if not DEV.exists():
@@ -160,7 +166,8 @@ def main() -> int:
         for n in sorted(args.sizes):
             work = Path(args.keep or tmp) / str(n)
             work.mkdir(parents=True)  # a kept size's folder must be new: nothing cached helps
-            subprocess.run([sys.executable, __file__, "--child", str(n), str(work)], check=True)
+            subprocess.run([sys.executable, __file__, "--child", str(n), str(work),
+                            "--company-words", str(args.company_words)], check=True)
             info = json.loads((work / "result.json").read_text())
             results.append(info)
             if args.log:

@@ -18,6 +18,7 @@ the stage it was reached in, the load.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -63,7 +64,10 @@ def main() -> int:
     for cold in [*(cache / c for c in COLD), *cache.glob("*/prefetch")]:
         shutil.rmtree(cold, ignore_errors=True)
     pool = sentence_pool(clean_corpus(load_corpus(DEV)).corpus)
-    reading = synthetic_corpus(pool, documents_for_chunks(args.chunks), random_state=args.chunks + 1)
+    spec_file = work / "synthetic.json"  # protecting_scale.py's --company-words
+    words = json.loads(spec_file.read_text())["company_words"] if spec_file.is_file() else 0
+    reading = synthetic_corpus(pool, documents_for_chunks(args.chunks, company_words=words),
+                               random_state=args.chunks + 1)
     reading = reading.with_documents([replace(d, doc_id="R" + d.doc_id, metadata={**d.metadata, "doc_id": "R" + d.doc_id})
                                       for d in reading.documents])  # fmt: skip (as protecting_scale.py)
     config = RunConfig.of(corpus=str(work / "corpus"), cache_dir=str(cache), out=str(work / "out"))

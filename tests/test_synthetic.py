@@ -70,3 +70,45 @@ def test_documents_for_chunks_scales_linearly():
 def test_too_few_sentences_is_a_clear_error():
     with pytest.raises(CorpusError, match="at least two"):
         synthetic_corpus(["only one"], SyntheticSpec(2, 2))
+
+
+def test_company_words_belong_to_their_company_and_name_it(pool):
+    """Issue 21: with ``company_words`` each company has invented words of its own, the same in
+    a reading drawn with another seed, carried by about ``company_word_rate`` of its sentences;
+    the log-odds term model finds them as the company's most distinctive types."""
+    import re
+
+    import numpy as np
+
+    from neswap_core.corpus import Chunk
+    from neswap_core.generate.document_terms import TermModel
+    from neswap_core.text.synthetic import company_vocabularies
+
+    spec = SyntheticSpec(n_documents=24, n_companies=6, sentences_per_document=(20, 30), company_words=10)
+    corpus, reading = synthetic_corpus(pool, spec, 3), synthetic_corpus(pool, spec, 4)
+    vocab = company_vocabularies(6, 10)
+    assert vocab == company_vocabularies(6, 10) and len({w for v in vocab for w in v}) == 60
+    assert all(w[0].isupper() == (k % 2 == 1) for v in vocab for k, w in enumerate(v))
+    owner = {w: k for k, v in enumerate(vocab) for w in v}
+    carried = total = 0
+    for doc in (*corpus.documents, *reading.documents):
+        lines = doc.text.splitlines()
+        found = [w for w in re.findall(r"[A-Za-z]+", doc.text) if w in owner]
+        assert found and {owner[w] for w in found} == {int(doc.metadata["company"].split()[-1])}
+        carried += sum(any(w in owner for w in re.findall(r"[A-Za-z]+", line)) for line in lines)
+        total += len(lines)
+    assert 0.15 < carried / total < 0.35  # rate 0.25 (a line with no long lower-case word keeps none)
+    chunks = [Chunk(f"{d.doc_id}#0", d.doc_id, 0, d.text, d.metadata["company"]) for d in corpus.documents]
+    model = TermModel().fit(chunks)
+    for k, company in enumerate(model.classes_):
+        keys = sorted(model.vocabulary_)
+        z = model.score(company, keys)
+        own = {w.lower() for w in vocab[int(company.split()[-1])]}
+        mine = np.array([k in own for k in keys])
+        assert keys[int(np.argmax(z))] in own, company
+        # its words used at least 3 times stand above 99 % of the rest (the small pool repeats)
+        text = " ".join(c.text for c in chunks if c.protected == company).lower()
+        used = np.array([k in own and len(re.findall(rf"\b{k}\b", text)) >= 3 for k in keys])
+        assert used.sum() >= 2 and (z[used] > np.quantile(z[~mine], 0.99)).all(), company
+    plain = synthetic_corpus(pool, SyntheticSpec(24, 6, (20, 30)), 3)
+    assert not any(w in owner for d in plain.documents for w in re.findall(r"[A-Za-z]+", d.text))
