@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .. import mapped_pickle
 from ..config.defaults import LINEUP_COMPANIES
 from ..disk_memo import DiskMemo
 from ..generate.document import DefenceParams, DefenceResult
@@ -115,25 +116,25 @@ def fitted_defender(units: tuple, random_state: int, cache_dir: Path | None,
                     lineup: int | None = LINEUP_COMPANIES) -> DocumentDefender:
     """The cross-fitted defender of a reading (``units``: texts, labels, doc ids; line-ups of at
     most ``lineup`` companies), cached on disk by a hash of the reading (fitting char LR twice
-    is the slow part: ~1 min on the dev reading)."""
+    is the slow part: ~1 min on the dev reading); its arrays are read back memory-mapped
+    (``mapped_pickle``: shared with the scoring workers, not this process's own memory)."""
     path = None
     lineup = effective_size(len(set(units[1])), lineup)
     if cache_dir is not None:
         key = (random_state, [list(u) for u in units])
         h = hashlib.sha256(repr(key if lineup is None else (*key, lineup_key(lineup))).encode("utf-8", "surrogatepass"))
-        path = Path(cache_dir) / "document_defence" / f"defender_{h.hexdigest()[:20]}.pkl"
+        path = Path(cache_dir) / "document_defence" / f"defender_{h.hexdigest()[:20]}.map"
         if path.is_file():
             try:
-                return pickle.loads(path.read_bytes())
-            except (OSError, pickle.UnpicklingError, EOFError):
+                return mapped_pickle.load(path)
+            except (OSError, ValueError, pickle.UnpicklingError, EOFError):
                 pass
     defender = DocumentDefender(random_state=random_state, lineup=lineup).fit(*units)
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_bytes(pickle.dumps(defender))
-        tmp.replace(path)
-    return defender
+    if path is None:
+        return defender
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mapped_pickle.dump(defender, path)
+    return mapped_pickle.load(path)  # its arrays mapped, as a warm run reads them
 
 
 def document_candidates(ctx, config, reading_units: tuple | None = None,

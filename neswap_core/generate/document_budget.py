@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
+from .. import mapped_pickle
 from ..config.defaults import DEFAULT_DOCUMENT_CANDIDATES
 from ..corpus import Chunk
 from ..measure.lineups import assign_lineups, lineup_key
@@ -201,7 +202,7 @@ _MEMBERS: list | None = None
 
 def _start_worker(path: str) -> None:
     global _MEMBERS
-    _MEMBERS = pickle.loads(Path(path).read_bytes())
+    _MEMBERS = mapped_pickle.load(path)  # its arrays shared with the other workers (page cache)
 
 
 def _worker_fractions(job: DocJob) -> np.ndarray:
@@ -222,7 +223,7 @@ def _all_fractions(members, jobs: list[DocJob], processes: int | None) -> list[n
         # without a __main__ guard) would leave it blocked on tens of MB forever
         with tempfile.TemporaryDirectory(prefix="neswap-defender-") as folder:
             path = Path(folder) / "members.pkl"
-            path.write_bytes(pickle.dumps(members, protocol=pickle.HIGHEST_PROTOCOL))
+            mapped_pickle.dump(members, path)
             try:
                 with ProcessPoolExecutor(min(n, len(jobs)), mp_context=context, initializer=_start_worker,
                                          initargs=(str(path),)) as pool:  # fmt: skip
