@@ -147,7 +147,7 @@ def test_document_plans_in_worker_processes_equal_one_process(monkeypatch):
     from neswap_core.generate.document_terms import TermModel
     from tests.test_document_defence import corpus
 
-    chunks = corpus({"Acme": 2, "Bolt": 2, "Cres": 2}, chunks_per_doc=4, seed=5)
+    chunks = corpus({"Acme": 3, "Bolt": 3, "Cres": 3}, chunks_per_doc=4, seed=5)
     reading = corpus({"Acme": 3, "Bolt": 3, "Cres": 3}, chunks_per_doc=4, seed=6, prefix="r")
     units = ([c.text for c in reading], [c.protected for c in reading], [c.doc_id for c in reading])
     defender = DocumentDefender().fit(*units)
@@ -161,7 +161,23 @@ def test_document_plans_in_worker_processes_equal_one_process(monkeypatch):
         raise AssertionError("scored in this process, not in the workers")
 
     monkeypatch.setattr(document_budget, "_fractions", here)  # the spawned workers import their own
+    import weakref
+
+    made, alive, most = [0], [0], [0]
+    build = document_budget._doc_job
+
+    def counted(*args):  # a job lives in this process until its result is back
+        job = build(*args)
+        made[0] += 1
+        alive[0] += 1
+        most[0] = max(most[0], alive[0])
+        weakref.finalize(job, lambda: alive.__setitem__(0, alive[0] - 1))
+        return job
+
+    monkeypatch.setattr(document_budget, "_doc_job", counted)
     two = document_plans(chunks, prep.docs, defender, rival, prep.fills, min_z=0.0, processes=2)
+    # built as the workers need them (issue 21: all of them at once were ~1 GB at 100k)
+    assert made[0] == len(prep.docs) and most[0] <= 4 + 1 < len(prep.docs), (made, most)
     assert any(p.order for p in one.values())
     for doc_id in one:
         assert one[doc_id].order == two[doc_id].order

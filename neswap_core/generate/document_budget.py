@@ -35,7 +35,7 @@ import pickle
 import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -211,28 +211,54 @@ def _worker_fractions(job: DocJob) -> np.ndarray:
     return _fractions(_MEMBERS, job)
 
 
-def _all_fractions(members, jobs: list[DocJob], processes: int | None) -> list[np.ndarray]:
-    """``_fractions`` of every job, in ``processes`` spawned workers when there are enough
-    documents (each document is scored alone: the same numbers as one process, bit for bit);
-    in this process when the workers cannot start (a script without a ``__main__`` guard)."""
+def _all_fractions(members, make_job, sizes: list[int], processes: int | None) -> list[np.ndarray]:
+    """``_fractions`` of every job (``make_job(k)`` builds job k; ``sizes``: its scheduling
+    weight), in ``processes`` spawned workers when there are enough documents (each document is
+    scored alone: the same numbers as one process, bit for bit); in this process when the
+    workers cannot start (a script without a ``__main__`` guard). A job is built when a worker
+    is about to need it, never all at once: every candidate's edited passages of every document
+    were about 1 GB at 100k passages (issue 21)."""
     n = (os.cpu_count() or 1) if processes is None else processes
-    if n > 1 and len(jobs) >= PROCESS_MIN_DOCUMENTS:
+    if n > 1 and len(sizes) >= PROCESS_MIN_DOCUMENTS:
         context = multiprocessing.get_context("spawn")  # never fork a process holding a model
         # the members go through a file, not the start-up pipe: the parent writes a worker's
         # start-up data whole before it reads any, and a worker that dies first (a script
         # without a __main__ guard) would leave it blocked on tens of MB forever
         with tempfile.TemporaryDirectory(prefix="neswap-defender-") as folder:
-            path = Path(folder) / "members.pkl"
+            path = Path(folder) / "members.map"
             mapped_pickle.dump(members, path)
             try:
-                with ProcessPoolExecutor(min(n, len(jobs)), mp_context=context, initializer=_start_worker,
+                workers = min(n, len(sizes))
+                with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
                                          initargs=(str(path),)) as pool:  # fmt: skip
-                    order = sorted(range(len(jobs)), key=lambda k: -len(jobs[k].edits))  # biggest first
-                    futures = {k: pool.submit(_worker_fractions, jobs[k]) for k in order}
-                    return [futures[k].result() for k in range(len(jobs))]
+                    order = iter(sorted(range(len(sizes)), key=lambda k: -sizes[k]))  # biggest first
+                    out: list = [None] * len(sizes)
+                    pending: dict = {}
+                    while True:
+                        while len(pending) < 2 * workers and (k := next(order, None)) is not None:
+                            pending[pool.submit(_worker_fractions, make_job(k))] = k
+                        if not pending:
+                            return out
+                        done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                        for future in done:
+                            out[pending.pop(future)] = future.result()
             except (BrokenProcessPool, OSError, RuntimeError):
                 pass
-    return [_fractions(members, job) for job in jobs]
+    return [_fractions(members, make_job(k)) for k in range(len(sizes))]
+
+
+def _doc_job(chunks: Sequence[Chunk], d: DocTerms, cands: list[str], fill: dict, rival: str | None) -> DocJob:
+    """The scoring job of one document's candidate types: each changed passage's spans."""
+    row_of = {p: i for i, p in enumerate(d.positions)}
+    types, edits = [], []
+    for ti, t in enumerate(cands):
+        by_chunk = defaultdict(list)
+        for p, o in d.occurrences(t):
+            by_chunk[p].append((o.start, o.end, occurrence_text(chunks[p].text, o, *fill[t])))
+        for p, spans in by_chunk.items():
+            types.append(ti)
+            edits.append((row_of[p], spans))
+    return DocJob(d.company, [chunks[p].text for p in d.positions], len(cands), types, edits, rival)
 
 
 def document_plans(chunks: Sequence[Chunk], docs: dict[str, DocTerms], defender: DocumentDefender,
@@ -253,23 +279,17 @@ def document_plans(chunks: Sequence[Chunk], docs: dict[str, DocTerms], defender:
                 return pickle.loads(path.read_bytes())
             except (OSError, pickle.UnpicklingError, EOFError):
                 pass  # a damaged cache file is recomputed
-    cands_of, jobs = {}, []
-    for doc_id, d in docs.items():
-        cands = [t for t in ranked_candidates(d, min_z, "z")[:n_candidates] if t in fills.get(doc_id, {})]
-        row_of = {p: i for i, p in enumerate(d.positions)}
-        types, edits = [], []
-        for ti, t in enumerate(cands):
-            by_chunk = defaultdict(list)
-            for p, o in d.occurrences(t):
-                by_chunk[p].append((o.start, o.end, occurrence_text(chunks[p].text, o, *fills[doc_id][t])))
-            for p, spans in by_chunk.items():
-                types.append(ti)
-                edits.append((row_of[p], spans))
-        cands_of[doc_id] = cands
-        jobs.append(DocJob(d.company, [chunks[p].text for p in d.positions], len(cands), types, edits,
-                           rival.get(doc_id)))  # fmt: skip
-    fractions = _all_fractions(defender.members_, jobs, processes) if defender.members_ else \
-        [np.zeros((job.n_types, 0)) for job in jobs]
+    ids = list(docs)
+    cands_of = {i: [t for t in ranked_candidates(docs[i], min_z, "z")[:n_candidates] if t in fills.get(i, {})]
+                for i in ids}  # fmt: skip
+
+    def make_job(k: int) -> DocJob:
+        i = ids[k]
+        return _doc_job(chunks, docs[i], cands_of[i], fills.get(i, {}), rival.get(i))
+
+    sizes = [sum(docs[i].count(t) for t in cands_of[i]) for i in ids]
+    fractions = _all_fractions(defender.members_, make_job, sizes, processes) if defender.members_ else \
+        [np.zeros((len(cands_of[i]), 0)) for i in ids]
     plans = {}
     for (doc_id, d), fr in zip(docs.items(), fractions, strict=True):
         cands = cands_of[doc_id]
