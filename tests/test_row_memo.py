@@ -64,6 +64,20 @@ def test_the_memo_is_bounded_in_bytes_and_stays_exact(monkeypatch):
     assert len(row_memo._MEMOS[vectorizer]) < len(set(ASKED))  # it started over
 
 
+def test_every_memo_of_a_process_together_is_bounded_oldest_dropped_first(monkeypatch):
+    """One model per line-up: the vectorizers grow with the companies, so the bound is on all
+    of a process's memos together (issue 21: a defender scoring worker grew by 1.3 GB at 100k)."""
+    vectorizers = [TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5)).fit(TRAIN) for _ in range(12)]
+    row = vectorizers[0].transform(["Ohio stores."])
+    monkeypatch.setattr(row_memo, "MAX_TOTAL_BYTES", 5 * len(ASKED) * (row.data.nbytes + row.indices.nbytes))
+    for v in vectorizers:
+        same(row_memo.transform(v, ASKED), v.transform(ASKED))
+        assert sum(row_memo._BYTES.get(w, 0) for w in vectorizers) <= row_memo.MAX_TOTAL_BYTES
+    kept = [v in row_memo._MEMOS for v in vectorizers]
+    assert kept[-1] and not kept[0] and 1 < sum(kept) < len(vectorizers)  # the oldest went first
+    same(row_memo.transform(vectorizers[0], ASKED), vectorizers[0].transform(ASKED))  # exact again
+
+
 def test_scores_from_remembered_rows_are_identical_and_the_pickle_carries_no_texts():
     from neswap_core.measure.attack import TextAttacker
 

@@ -23,14 +23,40 @@ from scipy import sparse
 #: 100,000 passages (issue 21: the sweep's memory). The memo starts over when either is full.
 MAX_TEXTS = 100_000
 MAX_BYTES = 96_000_000
+#: Bytes all of a process's memos may hold together. Attackers and the defender fit one model
+#: per line-up of companies (``measure/lineups.py``), so their vectorizers grow with the
+#: companies: at 100k synthetic passages each defender scoring worker held ~64 vectorizers'
+#: memos and grew by 1.3 GB (issue 21). Past this, the memos used longest ago are dropped.
+MAX_TOTAL_BYTES = 384_000_000
 
 _MEMOS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _BYTES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # vectorizer -> bytes held
+_USED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # vectorizer -> last use (a count)
+_CLOCK = [0]
+
+
+def held_bytes() -> int:
+    """Bytes every memo of this process holds."""
+    return sum(_BYTES.values())
+
+
+def _make_room(vectorizer, incoming: int) -> None:
+    """Drop other vectorizers' memos, used longest ago first, until ``incoming`` more bytes fit
+    in ``MAX_TOTAL_BYTES``."""
+    total = held_bytes()
+    for other in sorted((v for v in list(_BYTES.keys()) if v is not vectorizer), key=lambda v: _USED.get(v, 0)):
+        if total + incoming <= MAX_TOTAL_BYTES:
+            return
+        total -= _BYTES.get(other, 0)
+        _MEMOS.pop(other, None)
+        _BYTES.pop(other, None)
 
 
 def transform(vectorizer, texts: Sequence[str]) -> sparse.csr_matrix:
     """``vectorizer.transform(texts)`` as CSR, each distinct text transformed once per process."""
     texts = [str(t) for t in texts]
+    _CLOCK[0] += 1
+    _USED[vectorizer] = _CLOCK[0]
     memo: dict[str, tuple[np.ndarray, np.ndarray]] = _MEMOS.setdefault(vectorizer, {})
     new = list(dict.fromkeys(t for t in texts if t not in memo))
     if len(memo) + len(new) > MAX_TEXTS or _BYTES.get(vectorizer, 0) > MAX_BYTES:
@@ -40,6 +66,7 @@ def transform(vectorizer, texts: Sequence[str]) -> sparse.csr_matrix:
     if new:
         fresh = sparse.csr_matrix(vectorizer.transform(new))
         fresh.sort_indices()
+        _make_room(vectorizer, fresh.data.nbytes + fresh.indices.nbytes)
         for i, text in enumerate(new):
             lo, hi = fresh.indptr[i], fresh.indptr[i + 1]
             memo[text] = (fresh.data[lo:hi].copy(), fresh.indices[lo:hi].copy())
