@@ -101,7 +101,7 @@ def test_with_a_reading_the_defender_is_cross_fitted_on_its_halves(ctx, config):
     docs = document_candidates(ctx, config, units)
     assert "cross-fitted" in docs.ranked_by
     assert docs.prep.plans is not None and len(docs.prep.plans) == 8
-    assert list((__import__("pathlib").Path(config.prepare.cache_dir) / "document_defence").glob("defender_*.pkl"))
+    assert list((__import__("pathlib").Path(config.prepare.cache_dir) / "document_defence").glob("defender_*.map"))
 
 
 def test_document_settings_are_validated():
