@@ -20,6 +20,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
+from . import fast_unpickle
+
 T = TypeVar("T")
 #: The memo folder inside the cache folder.
 MEMO_FOLDER = "memo"
@@ -98,7 +100,7 @@ class DiskMemo:
         path = self.folder / f"{key}.pkl"
         try:
             with path.open("rb") as fh:
-                value = pickle.load(fh)
+                value = fast_unpickle.load(fh)
         except FileNotFoundError:
             return False, None
         except Exception:  # noqa: BLE001 - a damaged entry is recomputed and replaced

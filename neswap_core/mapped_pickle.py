@@ -21,6 +21,8 @@ import struct
 from pathlib import Path
 from typing import Any
 
+from . import fast_unpickle
+
 MAGIC = b"NSWMAP01"
 _ALIGN = 64
 
@@ -60,7 +62,7 @@ def load(path: str | Path) -> Any:
         start = len(MAGIC) + 8 + n
         start += -start % _ALIGN
         if not spans:
-            return pickle.loads(inband, buffers=())
+            return fast_unpickle.loads(inband, buffers=())
         mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)  # stays valid after close
     view = memoryview(mapped)
-    return pickle.loads(inband, buffers=[view[start + o:start + o + size] for o, size in spans])
+    return fast_unpickle.loads(inband, buffers=[view[start + o:start + o + size] for o, size in spans])

@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
-from .. import mapped_pickle
+from .. import fast_unpickle, mapped_pickle
 from ..config.defaults import DEFAULT_DOCUMENT_CANDIDATES
 from ..corpus import Chunk
 from ..measure.lineups import assign_lineups, lineup_key
@@ -276,7 +276,7 @@ def document_plans(chunks: Sequence[Chunk], docs: dict[str, DocTerms], defender:
         path = Path(cache_dir) / "document_defence" / f"plans_{key}.pkl"
         if path.is_file():
             try:
-                return pickle.loads(path.read_bytes())
+                return fast_unpickle.loads(path.read_bytes())
             except (OSError, pickle.UnpicklingError, EOFError):
                 pass  # a damaged cache file is recomputed
     ids = list(docs)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import fast_unpickle
 from ..models.embedding_pool import encode_in_processes
 from .lineups import effective_size, lineup_key
 from .panel import AttackerPanel
@@ -65,7 +66,7 @@ def fitted_panel(texts: Sequence[str], labels: Sequence[str], doc_ids: Sequence[
         if path.is_file():
             try:
                 with path.open("rb") as fh:
-                    panel = pickle.load(fh)
+                    panel = fast_unpickle.load(fh)
                 panel.loaded_from_cache_, panel.cache_seconds_ = True, time.perf_counter() - start
                 return panel
             except Exception:  # noqa: BLE001 - a damaged cache file is refitted and replaced

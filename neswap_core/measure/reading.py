@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import fast_unpickle
 from ..config.defaults import LINEUP_COMPANIES
 from ..corpus import Chunk, Corpus
 from ..errors import CorpusError
@@ -113,7 +114,7 @@ def reading_attacker(
     path = _cache_path(cache_dir, with_company_executives(reading, corpus), size, C, random_state, lineup)
     if path is not None and path.is_file():
         try:
-            return pickle.loads(path.read_bytes())
+            return fast_unpickle.loads(path.read_bytes())
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
             pass  # a damaged or outdated cache file is refitted
     texts, labels, ids = reading_units(reading, size, corpus, cache_dir)
