@@ -16,7 +16,7 @@ from neswap_core.generate.releases import check_swap_entities
 from neswap_core.text.duplicates import cluster_count_advice, duplicates_message
 from neswap_core.text.loading import check_swappable
 
-from .pipeline import _Memo, digest
+from .pipeline import _Memo, corpus_digest, digest, kept
 
 
 def _message(check, *args) -> str | None:
@@ -46,11 +46,13 @@ def duplicate_problem(passages: dict[str, list[str]], k: int) -> str | None:
 def corpus_problems(stage, entities: bool = True, documents: bool = True) -> list[str]:
     """Sentences for the problems of the stage's corpus (empty when there is none), checked once
     per corpus, chunks and settings in a server process (every page runs this first: at 100,000
-    passages the checks took about 2 s of each run)."""
+    passages the checks took about 2 s of each run) and kept on disk (a restarted server cut
+    every document's passages again for each page's first draw: 2.6 s at 100,000)."""
     s = stage.settings
     key = digest([stage.chunks_key, stage.corrections_key, s["roles"], int(s["n_components"]),
                   entities, documents])
-    return list(_PROBLEMS.get(key, lambda: _problems(stage, entities, documents)))
+    return list(_PROBLEMS.get(key, lambda: kept(
+        "problems", [key, corpus_digest(stage.clean().corpus)], lambda: _problems(stage, entities, documents))))
 
 
 _PROBLEMS = _Memo(16)

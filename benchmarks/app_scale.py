@@ -11,6 +11,9 @@ companies, ``text/synthetic.py``) is uploaded into a fresh workspace as an analy
    chunk vectors) the app reads, as an analyst who ran the CLI first (or the app once) has them;
 2. **first visit**: one server process opens the pages in order, as the analyst's first pass:
    the mixture is fitted and stored in the workspace, the sweep is made (the page's own work);
+   then it opens them all again, as the analyst going back once the clusters are fitted (what
+   the pages show of them is computed then: without this pass the fresh servers below paid
+   for it and a 100k run counted 281 s for page 3);
 3. **first draw, fresh server**: for each page, a new server process (warm disk caches and
    workspace, nothing in memory) draws that page: what an analyst waits for after a restart;
    then a new session on that same server draws it again (warm memory: a reload, a second tab).
@@ -199,7 +202,10 @@ def main() -> int:
     if args.fresh_only:
         result["first_visit"] = [{"page": page, "first_s": float("nan")} for page in args.pages]
     else:
-        result["first_visit"] = _server(workdir, args.pages, repeat=False)
+        # two passes in one server: page 3 is first drawn before page 4 fits the mixture, so
+        # only a second pass computes (and keeps) what the pages show once it is fitted
+        visits = _server(workdir, args.pages + args.pages, repeat=False)
+        result["first_visit"], result["second_pass"] = visits[: len(args.pages)], visits[len(args.pages):]
         result["first_visit_s"] = round(time.perf_counter() - start, 1)
         print(f"first visit (fits, sweep): {result['first_visit_s']} s", flush=True)
     result["fresh_server"] = [_server(workdir, [page], repeat=True)[0] for page in args.pages]

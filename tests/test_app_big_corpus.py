@@ -207,6 +207,63 @@ def test_a_restarted_server_reads_the_corpus_and_its_chunks_back_from_disk(tmp_p
     assert pre_x is not stage.embeddings()  # the Date role rewrote some passages
 
 
+def test_a_restarted_server_reads_the_sweep_and_the_checks_back_and_keeps_only_changed_rows(
+        tmp_path, monkeypatch):
+    """Issue 21: after a restart each page's first draw made the paper's sweep again (about 5 s
+    at 100k passages), cut every document's passages again for the corpus checks (2.6 s) and
+    read back every pre-swap chunk and the whole vector array though the roles change a few
+    (230 MB at 100k). Now the sweep and the checks are kept, the pre-swap data as its changes."""
+    import pickle
+
+    import appkit.corpus_checks as checks
+    from appkit.state import settings
+    from neswap_core.disk_memo import MEMO_FOLDER
+    from tests.app_workspace import small_workspace
+    from tests.test_app_check import restart_server
+
+    ws = small_workspace(tmp_path, monkeypatch)
+    ws.update_settings({"roles": {**settings(ws)["roles"], "Date": "C"}})  # C: a few passages rewritten
+    stage = ap.Stage(settings(ws), ws)
+    problems = checks.corpus_problems(stage)
+    sweep = stage.sweep()
+    table = stage.table()
+    pre_chunks, pre_x = stage.pre_swap()
+    kept_rows = (ap.CACHE_DIR / MEMO_FOLDER / "app_pre_swap_rows").glob("*.pkl")
+    changes = pickle.loads(max(kept_rows, key=lambda p: p.stat().st_mtime_ns).read_bytes())  # just used
+    changed = [i for i, (a, b) in enumerate(zip(stage.chunks(), pre_chunks, strict=True)) if a != b]
+    assert 0 < len(changed) < len(pre_chunks)
+    assert changes.positions.tolist() == changed and len(changes.chunks) == len(changed)
+    assert len(changes.rows) == len(changes.row_positions) <= len(changed)
+
+    def again(*args, **kwargs):
+        raise AssertionError("computed again after a restart")
+
+    restart_server()
+    monkeypatch.setattr(ap, "sweep_for_config", again)
+    monkeypatch.setattr(ap, "release_inputs", again)
+    monkeypatch.setattr(checks, "_problems", again)
+    monkeypatch.setattr(ap, "ReleaseContext", again)  # neither z nor the baseline made again
+    import neswap_core.measure.risk as risk
+
+    monkeypatch.setattr(risk, "fit_risk", again)  # nor the risk profiles (the table at N)
+    restarted = ap.Stage(settings(ws), ws)
+    assert checks.corpus_problems(restarted) == problems
+    back_chunks, back_x = restarted.pre_swap()
+    assert back_chunks == pre_chunks and not back_x.flags.writeable
+    np.testing.assert_array_equal(back_x, pre_x)
+    back = restarted.sweep()
+    assert back.combinations == sweep.combinations
+    for a, b in zip(back.draws, sweep.draws, strict=True):
+        assert (a.combination, a.seed, a.run.records) == (b.combination, b.seed, b.run.records)
+        np.testing.assert_array_equal(a.deltas, b.deltas)
+        np.testing.assert_array_equal(a.hits, b.hits)
+    np.testing.assert_array_equal(back.ctx.labels, sweep.ctx.labels)
+    assert back.ctx.z.equals(sweep.ctx.z) and back.ctx.position == sweep.ctx.position
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(restarted.table(), table)
+
+
 def test_a_page_run_does_no_work_proportional_to_the_corpus_twice(tmp_path, monkeypatch):
     """Issue 21, a 100k-passage workspace's new session took 4–7 s a page: each run read the
     50 MB upload from the workspace, checked the corpus for problems, and the Clusters page

@@ -61,6 +61,21 @@ class ReleaseContext:
         self.position = {ch.chunk_id: i for i, ch in enumerate(self.chunks)}
         self.sample = measurement_sample([ch.doc_id for ch in self.chunks])
 
+    @classmethod
+    def restored(cls, chunks: list[Chunk], embeddings: np.ndarray, mixture: FittedMixture, embed: Embed,
+                 z: pd.DataFrame, baseline: UtilityBaseline) -> ReleaseContext:
+        """The context of these inputs with its table z and utility baseline given (kept from
+        an earlier ``ReleaseContext`` of the same inputs: ``SweepState``), not computed again."""
+        if len(chunks) != len(embeddings) or len(z) != len(chunks) or len(baseline.labels) != len(chunks):
+            raise ConfigError(f"{len(chunks)} chunks, {len(embeddings)} embeddings, {len(z)} rows of z "
+                              f"and {len(baseline.labels)} labels: not the same inputs.")
+        ctx = cls.__new__(cls)
+        ctx.chunks, ctx.embeddings, ctx.mixture, ctx.embed = chunks, embeddings, mixture, embed
+        ctx.z, ctx.baseline = z, baseline
+        ctx.position = {ch.chunk_id: i for i, ch in enumerate(chunks)}
+        ctx.sample = measurement_sample([ch.doc_id for ch in chunks])
+        return ctx
+
     @property
     def labels(self) -> np.ndarray:
         return self.baseline.labels
@@ -241,6 +256,35 @@ class Sweep:
         return out
 
 
+@dataclass(frozen=True)
+class SweepState:
+    """What a sweep computed from its inputs (chunks, vectors, mixture, settings): the table z,
+    the utility baseline, every draw and the risk profiles fitted. Kept, it gives the same ``Sweep`` back for the same
+    inputs without swapping or predicting again (issue 21: a restarted app made the paper's
+    sweep again for each page's first draw, about 5 s at 100k passages)."""
+
+    z: pd.DataFrame
+    baseline: UtilityBaseline
+    combinations: list[tuple[str, ...]]
+    draws: list[DrawResult]
+    max_swaps: int
+    n_draws: int
+    profiles: dict[tuple[tuple[str, ...], float], risk_mod.RiskProfile]
+
+    @classmethod
+    def of(cls, sweep: Sweep) -> SweepState:
+        return cls(sweep.ctx.z, sweep.ctx.baseline, list(sweep.combinations), list(sweep.draws),
+                   sweep.max_swaps, sweep.n_draws, dict(sweep._profiles))
+
+    def restore(self, chunks: list[Chunk], embeddings: np.ndarray, mixture: FittedMixture,
+                embed: Embed) -> Sweep:
+        """The sweep of ``chunks``, ``embeddings`` and ``mixture`` (the inputs this state was
+        computed from: the caller's key says so)."""
+        ctx = ReleaseContext.restored(chunks, embeddings, mixture, embed, self.z, self.baseline)
+        return Sweep(ctx, list(self.combinations), list(self.draws), self.max_swaps, self.n_draws,
+                     dict(self.profiles))
+
+
 def release_risk(profile, draw: DrawResult, keep: np.ndarray | slice) -> float:
     """DR of the release made of the kept pairs of a draw (SPEC §5, via ``risk.disclosure_risk``)."""
     # A valid pair whose values overlap can move nothing (SwapRecord.moved is False): its
@@ -266,9 +310,11 @@ def sweep_releases(
     """Run every (J, draw) swap sequence of the candidate set R_cand (SPEC §3)."""
     combos = category_combinations(list(swap_categories), combination_size)
     results: list[DrawResult] = []
+    profiles: dict[tuple[tuple[str, ...], float], risk_mod.RiskProfile] = {}
     total = len(combos) * draws
     for j, combo in enumerate(combos):
         prof = risk_mod.fit_risk(ctx.z, list(combo), population)
+        profiles[(tuple(combo), float(population))] = prof  # the table at N uses it: fitted once
         uniques = prof.sample_unique_ids
         for m in range(draws):
             if progress:
@@ -287,8 +333,7 @@ def sweep_releases(
             )
     if progress:
         progress(1.0, "done")
-    sweep = Sweep(ctx, combos, results, max_swaps, draws)
-    return sweep
+    return Sweep(ctx, combos, results, max_swaps, draws, profiles)
 
 
 def evaluate_records(
