@@ -172,6 +172,34 @@ def kept(kind: str, parts: list, compute: Callable[[], Any], *, backend: str | N
     return DiskMemo(CACHE_DIR, f"app_{kind}", max_entries=4).get_or_compute(key, compute)
 
 
+_ARRAY_DIGESTS: OrderedDict[int, tuple[np.ndarray, str]] = OrderedDict()
+
+
+def array_digest(x: np.ndarray) -> str:
+    """A content digest of a read-only array (the chunks' or pre-swap vectors), once per array
+    object and process: several ``kept`` values of a page are keyed by the same 155 MB at 100k.
+    A writable array may change in place: it is hashed on every call."""
+    if x.flags.writeable:
+        from neswap_core.disk_memo import content_key
+
+        return content_key("array", np.ascontiguousarray(x))
+    with _DIGEST_LOCK:
+        hit = _ARRAY_DIGESTS.get(id(x))
+        if hit is not None and hit[0] is x:
+            return hit[1]
+    from neswap_core.disk_memo import content_key
+
+    value = content_key("array", np.ascontiguousarray(x))
+    with _DIGEST_LOCK:
+        _ARRAY_DIGESTS[id(x)] = (x, value)  # holding x keeps its id from being reused
+        while len(_ARRAY_DIGESTS) > 4:
+            _ARRAY_DIGESTS.popitem(last=False)
+    return value
+
+
+_DIGEST_LOCK = threading.Lock()
+
+
 def corpus_digest(corpus: Corpus) -> str:
     """A digest of a corpus's documents (ids, protected values, texts): the content key of
     everything computed from it (``kept``)."""
@@ -455,9 +483,19 @@ class Stage:
 
     @property
     def config(self) -> RunConfig:
+        """The run config of the settings, built once per settings' config object: every key
+        and step reads it, and rebuilding (validating every section) cost 0.7 s of a page run
+        (issue 21). The settings replace their config object when they change."""
         from .state import run_config
 
-        return run_config(self.settings)
+        base = getattr(self.settings, "config", None)
+        made = self.__dict__.get("_config")
+        if made is not None and base is not None and made[0] is base:
+            return made[1]
+        config = run_config(self.settings)
+        if base is not None:
+            self.__dict__["_config"] = (base, config)
+        return config
 
     def _payload(self) -> bytes | None:
         if self.source == "sample":

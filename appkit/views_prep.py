@@ -399,19 +399,31 @@ def memberships(key: str, _mixture, _x: np.ndarray) -> tuple[np.ndarray, np.ndar
     """The mixture's cluster of each pre-swap passage and, when it has them, the posteriors:
     once per mixture (``key``) and server process, not on every run of the page (two passes
     over every passage: about 0.4 s a run at 100,000)."""
-    def make() -> tuple[np.ndarray, np.ndarray | None]:
+    from .pipeline import array_digest, kept
+
+    def compute() -> tuple[np.ndarray, np.ndarray | None]:
         labels = np.asarray(_mixture.predict(_x))
         proba = _mixture.predict_proba(_x) if hasattr(_mixture, "predict_proba") else None
         return labels, proba
 
-    return _MEMBERSHIPS.get(key, make)
+    # kept on disk too: a restarted server predicted every passage again (0.9 s at 100,000)
+    return _MEMBERSHIPS.get(key, lambda: kept("memberships", [key, array_digest(_x)], compute))
 
 
 def cached_map(key: str, _chunks: Sequence[Chunk], _x: np.ndarray, _labels: np.ndarray) -> pd.DataFrame:
     """``map_frame`` of the chunk map (``cached_pca`` coordinates), once per mixture (``key``)
     and server process: escaping and previewing every passage took about 0.5 s of each run of
-    the page at 100,000."""
-    return _MAPS.get(key, lambda: map_frame(_chunks, cached_pca(key, _x), _labels))
+    the page at 100,000), and on disk (a restarted server made it again: 1.9 s at 100,000)."""
+    from neswap_core.disk_memo import texts_digest
+
+    from .pipeline import array_digest, kept
+
+    def make() -> pd.DataFrame:
+        parts = [key, array_digest(_x), np.asarray(_labels),
+                 texts_digest(part for ch in _chunks for part in (ch.chunk_id, ch.doc_id, ch.text))]
+        return kept("map", parts, lambda: map_frame(_chunks, cached_pca(key, _x), _labels))
+
+    return _MAPS.get(key, make)
 
 
 _MEMBERSHIPS = _Memo(4)
@@ -422,9 +434,9 @@ _MAPS = _Memo(4)
 def cached_pca(key: str, _x: np.ndarray) -> np.ndarray:
     """``pca_2d`` cached by the embeddings' key, and on disk by their content (``kept``: the SVD
     of 100,000 passages takes seconds, and a restarted server made it again)."""
-    from .pipeline import kept
+    from .pipeline import array_digest, kept
 
-    return kept("pca", [np.ascontiguousarray(_x)], lambda: pca_2d(_x))
+    return kept("pca", [array_digest(_x)], lambda: pca_2d(_x))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
