@@ -85,6 +85,10 @@ class _Memo:
                 self.values.popitem(last=False)
         return value
 
+    def has(self, key: str) -> bool:
+        with self.lock:
+            return key in self.values
+
     def clear(self) -> None:
         with self.lock:
             self.values.clear()
@@ -107,7 +111,17 @@ def process_cached(max_entries: int):
             key = repr([(n, v) for n, v in bound.arguments.items() if not n.startswith("_")])
             return memo.get(key, lambda: fn(*args, **kwargs))
 
+        def has(*args, **kwargs) -> bool:
+            """Whether a call with these keyed arguments (the ``_`` ones left out) is in memory."""
+            bound = signature.bind_partial(*args, **kwargs)
+            for name, parameter in signature.parameters.items():
+                if name not in bound.arguments and not name.startswith("_"):
+                    bound.arguments[name] = parameter.default
+            key = repr([(n, bound.arguments[n]) for n in signature.parameters if not n.startswith("_")])
+            return memo.has(key)
+
         call.clear = memo.clear  # type: ignore[attr-defined]
+        call.has = has  # type: ignore[attr-defined]
         return call
 
     return wrap
@@ -162,14 +176,20 @@ def kept(kind: str, parts: list, compute: Callable[[], Any], *, backend: str | N
     page's first draw after a restart, ten times that at 100k). ``parts`` must name the value's
     inputs by content (an upload's content key, ``corpus_digest``), never by a path."""
     from neswap_core.disk_memo import DiskMemo, content_key
+
+    key = content_key("app", kind, parts, _models(backend))
+    return DiskMemo(CACHE_DIR, f"app_{kind}", max_entries=4).get_or_compute(key, compute)
+
+
+def _models(backend: str | None) -> list[str]:
+    """The fingerprints of the models a kept value was made with (``kept``)."""
     from neswap_core.text.entity_cache import pipeline_fingerprint
 
     models = [pipeline_fingerprint(ner_model(), {})]
     if backend is not None:
         encoder = embedder(backend)
         models += [str(getattr(encoder, "model_name", "")), str(getattr(encoder, "backend", ""))]
-    key = content_key("app", kind, parts, models)
-    return DiskMemo(CACHE_DIR, f"app_{kind}", max_entries=4).get_or_compute(key, compute)
+    return models
 
 
 _ARRAY_DIGESTS: OrderedDict[int, tuple[np.ndarray, str]] = OrderedDict()
@@ -285,16 +305,28 @@ def distances(source: str, protect: str, buffer: int, backend: str, _clean: Clea
 @process_cached(max_entries=4)
 def tagged_chunks(chunks_key: str, threshold: float, backend: str, _clean: CleanCorpus, _chunked,
                   _label_map: dict, _progress: Callable | None = None) -> list[Chunk]:
-    """The chunks cut at ``threshold`` from ``_chunked`` with NER entities, cached by
+    """The chunks cut at ``threshold`` from the sentence distances (``_chunked``: a function
+    giving them, called only when the chunks are not kept) with NER entities, cached by
     ``Stage.chunks_key``: it names everything the cut depends on, the sentence distances'
     backend and buffer included (a run on another backend used to get these chunks)."""
     def tag() -> list[Chunk]:
-        chunks = chunks_at(_clean.corpus, _chunked, threshold)
+        chunks = chunks_at(_clean.corpus, _chunked(), threshold)
         nlp = _ReportingNer(ner_model(), _progress, "passages tagged")
         return tag_entities(chunks, nlp, _label_map, CACHE_DIR)
 
-    return kept("chunks", [chunks_key, corpus_digest(_clean.corpus), threshold,
-                           sorted(_label_map.items())], tag, backend=backend)
+    return kept("chunks", _chunk_parts(chunks_key, _clean, threshold, _label_map), tag, backend=backend)
+
+
+def _chunk_parts(chunks_key: str, clean: CleanCorpus, threshold: float, label_map: dict) -> list:
+    return [chunks_key, corpus_digest(clean.corpus), threshold, sorted(label_map.items())]
+
+
+def kept_ready(kind: str, parts: list, *, backend: str | None = None) -> bool:
+    """Whether ``kept(kind, parts, ...)`` would read its value back (no computation)."""
+    from neswap_core.disk_memo import MEMO_FOLDER, content_key
+
+    key = content_key("app", kind, parts, _models(backend))
+    return (CACHE_DIR / MEMO_FOLDER / f"app_{kind}" / f"{key}.pkl").is_file()
 
 
 @process_cached(max_entries=4)  # no model: fast
@@ -532,7 +564,20 @@ class Stage:
     def raw_chunks(self, progress: Callable | None = None) -> list[Chunk]:
         """Chunks with NER entities, before the analyst's corrections."""
         return tagged_chunks(self.chunks_key, float(self.settings["threshold"]), self.backend, self.clean(),
-                             self.chunked(), self.config.prepare.label_map, progress)
+                             self.chunked, self.config.prepare.label_map, progress)
+
+    def chunked_unless_cut(self, progress: Callable | None = None) -> None:
+        """The sentence distances, unless the chunks cut from them are in memory or kept: a
+        restarted server read them back (0.6 s at 100k passages) for pages that only show
+        the chunks. ``LOAD_STEPS``' third step when a later one follows; ``chunked`` gives them
+        whenever asked."""
+        threshold = float(self.settings["threshold"])
+        label_map = self.config.prepare.label_map
+        if tagged_chunks.has(self.chunks_key, threshold, self.backend) or kept_ready(
+                "chunks", _chunk_parts(self.chunks_key, self.clean(), threshold, label_map),
+                backend=self.backend):
+            return
+        self.chunked(progress)
 
     def corrections(self) -> list:
         from neswap_core.text.corrections import EntityCorrection
@@ -695,6 +740,8 @@ def load_steps(stage: Stage, steps, report: Callable[[float, str], None]) -> Non
         start = time.perf_counter()
         if name == "corpus":
             stage.corpus()
+        elif name == "chunked" and i < len(steps) - 1:  # the later steps need only the chunks
+            stage.chunked_unless_cut(sub)
         else:  # every other step reports its own progress within the step
             getattr(stage, name)(sub)
         if time.perf_counter() - start < CACHED_S:

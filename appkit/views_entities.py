@@ -57,14 +57,22 @@ def entity_tables(key: str, _chunks: Sequence[Chunk], _numbers: dict[str, int]
                   ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(z, the per-category summary, the entity table) of the chunks, once per chunks and
     corrections (``key``) and server process: each is a pass over every passage, together about
-    1 s of every run of the Entities page at 100,000 passages (issue 21)."""
+    1 s of every run of the Entities page at 100,000 passages (issue 21); kept on disk too (a
+    restarted server made them again: 2.6 s of the page's first draw at 100,000)."""
+    from neswap_core.disk_memo import texts_digest
     from neswap_core.text.contingency import contingency_table
 
+    from .pipeline import kept
     from .views_prep import entity_summary
 
-    def make():
+    def compute():
         z = contingency_table(_chunks)
         return z, entity_summary(_chunks, z), entity_frame(_chunks, _numbers)
+
+    def make():
+        parts = [key, sorted(_numbers.items()), texts_digest(
+            part for ch in _chunks for part in (ch.chunk_id, ch.text, repr(ch.entities)))]
+        return kept("entity_tables", parts, compute)
 
     return _TABLES.get(key, make)
 

@@ -267,7 +267,9 @@ def test_a_restarted_server_reads_the_sweep_and_the_checks_back_and_keeps_only_c
 def test_a_restarted_server_reads_the_cluster_map_back_and_a_stage_builds_its_config_once(
         tmp_path, monkeypatch):
     """Issue 21: after a restart the Clusters page predicted every passage's cluster (0.9 s at
-    100k) and escaped every passage for its map (1.9 s) again, and every key and step of a page
+    100k) and escaped every passage for its map (1.9 s) again, the Entities page made its
+    tables again (2.6 s), every page read the sentence distances back to reach the chunks
+    (0.6 s), and every key and step of a page
     run rebuilt and validated the run config (0.7 s a run)."""
     import appkit.state as state
     import appkit.views_prep as vp
@@ -281,6 +283,10 @@ def test_a_restarted_server_reads_the_cluster_map_back_and_a_stage_builds_its_co
     mixture = stage.mixture()
     labels, proba = vp.memberships(stage.mixture_key, mixture, x)
     points = vp.cached_map(stage.mixture_key, stage.chunks(), x, labels)
+    import appkit.views_entities as ve
+
+    numbers = {d.doc_id: i for i, d in enumerate(stage.corpus().documents)}
+    tables = ve.entity_tables("e", stage.chunks(), numbers)
 
     def again(*args, **kwargs):
         raise AssertionError("computed again after a restart")
@@ -290,7 +296,11 @@ def test_a_restarted_server_reads_the_cluster_map_back_and_a_stage_builds_its_co
     monkeypatch.setattr(type(mixture), "predict_proba", again)
     monkeypatch.setattr(vp, "map_frame", again)
     monkeypatch.setattr(vp, "pca_2d", again)
+    monkeypatch.setattr(ve, "entity_frame", again)
+    monkeypatch.setattr(vp, "entity_summary", again)
+    monkeypatch.setattr(ap, "distances", again)  # the chunks are kept: no sentence distances
     restarted = ap.Stage(settings(ws), ws)
+    ap.load_steps(restarted, ap.LOAD_STEPS, lambda fraction, message: None)
     _, back_x = restarted.pre_swap()
     back_labels, back_proba = vp.memberships(restarted.mixture_key, restarted.mixture(), back_x)
     np.testing.assert_array_equal(back_labels, labels)
@@ -299,6 +309,8 @@ def test_a_restarted_server_reads_the_cluster_map_back_and_a_stage_builds_its_co
 
     pd.testing.assert_frame_equal(vp.cached_map(restarted.mixture_key, restarted.chunks(), back_x, back_labels),
                                   points)
+    for back, first in zip(ve.entity_tables("e", restarted.chunks(), numbers), tables, strict=True):
+        pd.testing.assert_frame_equal(back, first)
     built = []
     real = state.run_config
     monkeypatch.setattr(state, "run_config", lambda *a, **k: built.append(1) or real(*a, **k))

@@ -49,6 +49,19 @@ def test_a_disk_memo_reads_many_objects_back_without_a_collection(tmp_path):
     assert gc.isenabled()
 
 
+def test_the_objects_read_back_are_not_left_young_for_the_next_allocation_to_scan(tmp_path):
+    """Resuming the collector left every new object in the youngest generation: the first
+    allocation after the load scanned them all (0.35 s for 100k chunks)."""
+    import pickle
+
+    data = pickle.dumps(_chunks(20_000))
+    gc.collect()
+    value, collections = _collections_during(lambda: fast_unpickle.loads(data))
+    assert len(value) == 20_000
+    assert collections == 0  # not even the one of the ~60,000 young objects when it resumes
+    assert gc.get_count()[0] < 1_000
+
+
 def test_a_mapped_pickle_reads_back_without_a_collection(tmp_path):
     value = {"chunks": _chunks(5_000), "x": np.arange(12.0).reshape(3, 4)}
     mapped_pickle.dump(value, tmp_path / "v.map")
