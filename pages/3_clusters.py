@@ -13,6 +13,7 @@ from appkit.views_prep import (
     cluster_table,
     document_numbers,
     fit_with_warnings,
+    map_sample,
     memberships,
     typical_chunks,
 )
@@ -277,8 +278,13 @@ st.caption(
     "embedding (similar meaning → close together); colour = cluster. Hover for the text."
 )
 points = cached_map(stage.mixture_key, chunks, x, labels)
+shown = map_sample(points)
+if len(shown) < len(points):
+    st.caption(f"Showing a random sample of {len(shown):,} of the {len(points):,} chunks (each cluster "
+               "in proportion to its size, at least 20 of each): a map of every chunk would take "
+               "seconds to draw on each change and could not be read.")
 fig = px.scatter(
-    points,
+    shown,
     x="PC 1",
     y="PC 2",
     color="cluster",

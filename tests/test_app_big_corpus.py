@@ -396,3 +396,25 @@ def test_the_correction_form_offers_at_most_a_thousand_passages(tmp_path, monkey
     small = AppTest.from_function(_correction_form_app, args=(str(tmp_path / "ws2"), 12)).run()
     assert len(small.selectbox(key="corr_chunk").options) == 12
     assert "first" not in small.selectbox(key="corr_chunk").help
+
+
+def test_the_chunk_map_draws_a_seeded_sample_that_keeps_every_cluster():
+    """Issue 21: plotly serialised all 100,990 points with their previews on every run of the
+    Clusters page (2.8 s, in a running server too)."""
+    import pandas as pd
+
+    from appkit.views_prep import map_sample
+
+    rng = np.random.default_rng(5)
+    clusters = np.array(["0"] * 60_000 + ["1"] * 39_990 + ["2"] * 10)
+    points = pd.DataFrame({"PC 1": rng.normal(size=clusters.size), "cluster": rng.permutation(clusters),
+                           "chunk": [f"c{i}" for i in range(clusters.size)]})
+    shown = map_sample(points, limit=5_000)
+    assert 4_900 <= len(shown) <= 5_100
+    sizes = shown["cluster"].value_counts().to_dict()
+    assert sizes["2"] == 10  # a small cluster is shown whole
+    assert abs(sizes["0"] / sizes["1"] - 60_000 / 39_990) < 0.01  # in proportion
+    assert shown.index.is_monotonic_increasing and shown.index.isin(points.index).all()
+    pd.testing.assert_frame_equal(map_sample(points, limit=5_000), shown)  # the same every run
+    few = points.iloc[:3_000]
+    assert map_sample(few, limit=5_000) is few
