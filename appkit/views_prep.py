@@ -175,9 +175,15 @@ def document_overview(key: str, threshold: float, _raw: Corpus, _clean, _chunked
                       ) -> tuple[int, pd.DataFrame]:
     """(chunks at ``threshold``, ``document_table``) once per corpus and threshold (``key``) and
     server process: both cut every document, about 1 s of each run of the Corpus page at
-    100,000 passages (issue 21)."""
-    return _OVERVIEWS.get(key, lambda: (_chunked.n_chunks(threshold),
-                                        document_table(_raw, _clean, _chunked, threshold)))
+    100,000 passages (issue 21); kept on disk too (1.4 s of the page's first draw after a
+    restart), by the clean corpus's content."""
+    from .pipeline import corpus_digest, kept
+
+    def make() -> tuple[int, pd.DataFrame]:
+        return kept("overview", [key, threshold, corpus_digest(_raw), corpus_digest(_clean.corpus)],
+                    lambda: (_chunked.n_chunks(threshold), document_table(_raw, _clean, _chunked, threshold)))
+
+    return _OVERVIEWS.get(key, make)
 
 
 def document_table(raw: Corpus, clean, chunked, threshold: float) -> pd.DataFrame:

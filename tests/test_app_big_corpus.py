@@ -268,7 +268,7 @@ def test_a_restarted_server_reads_the_cluster_map_back_and_a_stage_builds_its_co
         tmp_path, monkeypatch):
     """Issue 21: after a restart the Clusters page predicted every passage's cluster (0.9 s at
     100k) and escaped every passage for its map (1.9 s) again, the Entities page made its
-    tables again (2.6 s), every page read the sentence distances back to reach the chunks
+    tables again (2.6 s), the Corpus page its document table (1.4 s), every page read the sentence distances back to reach the chunks
     (0.6 s), and every key and step of a page
     run rebuilt and validated the run config (0.7 s a run)."""
     import appkit.state as state
@@ -287,6 +287,7 @@ def test_a_restarted_server_reads_the_cluster_map_back_and_a_stage_builds_its_co
 
     numbers = {d.doc_id: i for i, d in enumerate(stage.corpus().documents)}
     tables = ve.entity_tables("e", stage.chunks(), numbers)
+    overview = vp.document_overview("o", 75.0, stage.corpus(), stage.clean(), stage.chunked())
 
     def again(*args, **kwargs):
         raise AssertionError("computed again after a restart")
@@ -297,6 +298,7 @@ def test_a_restarted_server_reads_the_cluster_map_back_and_a_stage_builds_its_co
     monkeypatch.setattr(vp, "map_frame", again)
     monkeypatch.setattr(vp, "pca_2d", again)
     monkeypatch.setattr(ve, "entity_frame", again)
+    monkeypatch.setattr(vp, "document_table", again)
     monkeypatch.setattr(vp, "entity_summary", again)
     monkeypatch.setattr(ap, "distances", again)  # the chunks are kept: no sentence distances
     restarted = ap.Stage(settings(ws), ws)
@@ -311,6 +313,9 @@ def test_a_restarted_server_reads_the_cluster_map_back_and_a_stage_builds_its_co
                                   points)
     for back, first in zip(ve.entity_tables("e", restarted.chunks(), numbers), tables, strict=True):
         pd.testing.assert_frame_equal(back, first)
+    n_back, docs_back = vp.document_overview("o", 75.0, restarted.corpus(), restarted.clean(), None)
+    assert n_back == overview[0]
+    pd.testing.assert_frame_equal(docs_back, overview[1])
     built = []
     real = state.run_config
     monkeypatch.setattr(state, "run_config", lambda *a, **k: built.append(1) or real(*a, **k))
