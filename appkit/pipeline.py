@@ -22,7 +22,7 @@ import pickle
 import threading
 import zipfile
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,6 @@ from neswap_core.config import (
     DEFAULT_SPACY_MODEL,
     RunConfig,
 )
-from neswap_core.generate.context import fit_mixture, release_inputs
 from neswap_core.generate.releases import ReleaseContext, Sweep, SweepState, sweep_for_config
 from neswap_core.prepare.pipeline import (
     CleanCorpus,
@@ -220,13 +219,38 @@ def array_digest(x: np.ndarray) -> str:
 _DIGEST_LOCK = threading.Lock()
 
 
-def corpus_digest(corpus: Corpus) -> str:
-    """A digest of a corpus's documents (ids, protected values, texts): the content key of
-    everything computed from it (``kept``)."""
+_CHUNK_DIGESTS: OrderedDict[tuple[int, bool], tuple[Sequence[Chunk], str]] = OrderedDict()
+
+
+def chunks_digest(chunks: Sequence[Chunk], entities: bool = False) -> str:
+    """A content digest of a list of chunks (ids, documents and texts; with ``entities`` their
+    spans too), once per list object and process: a page's ``kept`` values are keyed by the same
+    100,990 passages (0.1–0.2 s each at 100k). The lists given are the process memos' own, which
+    nobody changes in place (``process_cached``)."""
     from neswap_core.disk_memo import texts_digest
 
-    return texts_digest(part for d in corpus.documents
-                        for part in (d.doc_id, repr(sorted(d.metadata.items())), d.text))
+    key = (id(chunks), entities)
+    with _DIGEST_LOCK:
+        hit = _CHUNK_DIGESTS.get(key)
+        if hit is not None and hit[0] is chunks:
+            return hit[1]
+    value = texts_digest(part for ch in chunks for part in (
+        (ch.chunk_id, ch.doc_id, ch.text, repr(ch.entities)) if entities else (ch.chunk_id, ch.doc_id, ch.text)))
+    with _DIGEST_LOCK:
+        _CHUNK_DIGESTS[key] = (chunks, value)  # holding the list keeps its id from being reused
+        while len(_CHUNK_DIGESTS) > 8:
+            _CHUNK_DIGESTS.popitem(last=False)
+    return value
+
+
+
+
+def corpus_digest(corpus: Corpus) -> str:
+    """A digest of everything a corpus holds: the content key of everything computed from it
+    (``kept``); the core's, once per corpus object."""
+    from neswap_core.corpus import corpus_digest as digest_of
+
+    return digest_of(corpus)
 
 
 @process_cached(max_entries=8)
@@ -349,13 +373,12 @@ def chunk_embeddings(chunks_key: str, backend: str, _chunks: list[Chunk],
     150 MB each, plus the pickled bytes, up to ``max_entries`` times); a process memo returns the
     same object to every page and session.
     """
-    from neswap_core.disk_memo import texts_digest
 
     def embed() -> np.ndarray:
         return embed_chunks(_chunks, _Reporting(embedder(backend), _progress, "passages embedded"))
 
     return _EMBEDDINGS.get(chunks_key, lambda: _read_only(kept(
-        "embeddings", [chunks_key, texts_digest(c.text for c in _chunks)], embed, backend=backend)))
+        "embeddings", [chunks_key, chunks_digest(_chunks)], embed, backend=backend)))
 
 
 def role_inputs(key: str, backend: str, _chunks: list[Chunk], _x: np.ndarray, _roles: dict,
@@ -363,14 +386,14 @@ def role_inputs(key: str, backend: str, _chunks: list[Chunk], _x: np.ndarray, _r
     """Pre-swap chunks and vectors (C/U operators applied); the vectors are ``_x`` itself when the
     roles change no text, else one read-only array with the changed rows re-embedded (progress
     announced by Stage.load). Kept on disk as the rows the roles changed (``role_changes``)."""
-    from neswap_core.disk_memo import texts_digest
+    from neswap_core.generate.context import release_inputs
 
     def apply() -> RoleChanges:
         model = _Reporting(embedder(backend), _progress, "passages re-embedded with placeholders")
         return role_changes(_chunks, _x, *release_inputs(_chunks, _x, _roles, model.encode))
 
     def make():
-        changes = kept("pre_swap_rows", [key, texts_digest(c.text for c in _chunks)], apply,
+        changes = kept("pre_swap_rows", [key, chunks_digest(_chunks)], apply,
                        backend=backend)
         chunks, x = changes.applied_to(_chunks, _x)
         return chunks, (_x if x is _x else _read_only(x))
@@ -417,6 +440,8 @@ def mixture(key: str, _x: np.ndarray, _config: RunConfig, _progress: Callable | 
     Not a Streamlit cache: the progress display lives outside it and a cache would replay it.
     The result is kept in the workspace and read back through ``_stored_mixture`` (cached).
     """
+    from neswap_core.generate.context import fit_mixture  # scikit-learn: pages 1-2 never need it
+
     return fit_mixture(_x, _config, _progress)
 
 
@@ -442,7 +467,6 @@ def sweep(key: str, _chunks: list[Chunk], _x: np.ndarray, _mixture, _config: Run
     sweep settings: ``Stage.sweep_key``) as a ``SweepState``: a restarted server reads the draws
     back instead of swapping and embedding again."""
     def make() -> Sweep:
-        from neswap_core.disk_memo import texts_digest
 
         backend = _config.prepare.embedding_backend
         encode = embedder(backend).encode
@@ -451,7 +475,7 @@ def sweep(key: str, _chunks: list[Chunk], _x: np.ndarray, _mixture, _config: Run
             return SweepState.of(sweep_for_config(ReleaseContext(list(_chunks), _x, _mixture, encode),
                                                   _config, _progress))
 
-        state = kept("sweep", [key, texts_digest(c.text for c in _chunks)], compute, backend=backend)
+        state = kept("sweep", [key, chunks_digest(_chunks)], compute, backend=backend)
         result = state.restore(list(_chunks), _x, _mixture, encode)
         SWEEPS_READY.add(key)
         return result

@@ -384,16 +384,15 @@ def _measured_columns(key: str, kind: str, _sweep, _table, _scorer) -> pd.DataFr
     """Kept on disk as well (``pipeline.kept``): a restarted server does not score every draw
     again."""
     from neswap_core.choose.attack_columns import draws_columns
-    from neswap_core.disk_memo import texts_digest
 
-    from .pipeline import kept
+    from .pipeline import chunks_digest, kept
 
     def measure() -> pd.DataFrame:
         columns = draws_columns(_sweep, {kind: _scorer})
         return columns[[f"chunk_accuracy_mean.{kind}", f"document_accuracy_mean.{kind}"]].set_axis(
             ["chunk_accuracy", "document_accuracy"], axis=1)
 
-    return kept("measured_axes", [key, kind, texts_digest(c.text for c in _sweep.ctx.chunks)], measure)
+    return kept("measured_axes", [key, kind, chunks_digest(_sweep.ctx.chunks)], measure)
 
 
 def measured_table(stage, att: Attack, table: pd.DataFrame) -> pd.DataFrame:

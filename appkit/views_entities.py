@@ -59,10 +59,9 @@ def entity_tables(key: str, _chunks: Sequence[Chunk], _numbers: dict[str, int]
     corrections (``key``) and server process: each is a pass over every passage, together about
     1 s of every run of the Entities page at 100,000 passages (issue 21); kept on disk too (a
     restarted server made them again: 2.6 s of the page's first draw at 100,000)."""
-    from neswap_core.disk_memo import texts_digest
     from neswap_core.text.contingency import contingency_table
 
-    from .pipeline import kept
+    from .pipeline import chunks_digest, kept
     from .views_prep import entity_summary
 
     def compute():
@@ -70,8 +69,7 @@ def entity_tables(key: str, _chunks: Sequence[Chunk], _numbers: dict[str, int]
         return z, entity_summary(_chunks, z), entity_frame(_chunks, _numbers)
 
     def make():
-        parts = [key, sorted(_numbers.items()), texts_digest(
-            part for ch in _chunks for part in (ch.chunk_id, ch.text, repr(ch.entities)))]
+        parts = [key, sorted(_numbers.items()), chunks_digest(_chunks, entities=True)]
         return kept("entity_tables", parts, compute)
 
     return _TABLES.get(key, make)

@@ -10,7 +10,8 @@ import html
 import re
 import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -26,7 +27,7 @@ from neswap_core.config import (
 )
 from neswap_core.text.loading import load_uploaded
 
-from .pipeline import _Memo
+from .pipeline import _Memo, corpus_digest, kept, kept_ready
 from .widgets import html_text
 
 #: Metadata column every loaded document has, so loading with it never fails on ``protect``.
@@ -171,26 +172,38 @@ def default_protect(columns: Sequence[str], current: str) -> str | None:
 _OVERVIEWS = _Memo(8)
 
 
-def document_overview(key: str, threshold: float, _raw: Corpus, _clean, _chunked
-                      ) -> tuple[int, pd.DataFrame]:
-    """(chunks at ``threshold``, ``document_table``) once per corpus and threshold (``key``) and
-    server process: both cut every document, about 1 s of each run of the Corpus page at
-    100,000 passages (issue 21); kept on disk too (1.4 s of the page's first draw after a
-    restart), by the clean corpus's content."""
-    from .pipeline import corpus_digest, kept
+def document_overview(key: str, threshold: float, _raw: Corpus, _clean, _chunked: Callable[[], Any]
+                      ) -> tuple[int, int, pd.DataFrame]:
+    """(chunks at ``threshold``, sentences, ``document_table``) once per corpus and threshold
+    (``key``) and server process: both cut every document, about 1 s of each run of the Corpus
+    page at 100,000 passages (issue 21); kept on disk too (1.4 s of the page's first draw after
+    a restart), by the clean corpus's content. ``_chunked`` gives the sentence distances, read
+    only when the overview is not kept (0.6 s at 100k: ``overview_ready``)."""
+    def make() -> tuple[int, int, pd.DataFrame]:
+        def compute() -> tuple[int, int, pd.DataFrame]:
+            chunked = _chunked()
+            return chunked.n_chunks(threshold), chunked.n_sentences, document_table(_raw, _clean, chunked, threshold)
 
-    def make() -> tuple[int, pd.DataFrame]:
-        return kept("overview", [key, threshold, corpus_digest(_raw), corpus_digest(_clean.corpus)],
-                    lambda: (_chunked.n_chunks(threshold), document_table(_raw, _clean, _chunked, threshold)))
+        return kept("overview", _overview_parts(key, threshold, _raw, _clean), compute)
 
     return _OVERVIEWS.get(key, make)
+
+
+def overview_ready(key: str, threshold: float, raw: Corpus, clean) -> bool:
+    """Whether ``document_overview`` answers without the sentence distances (in memory or kept):
+    the Corpus page then prepares the corpus only up to its cleaning."""
+    return _OVERVIEWS.has(key) or kept_ready("overview", _overview_parts(key, threshold, raw, clean))
+
+
+def _overview_parts(key: str, threshold: float, raw: Corpus, clean) -> list:
+    return [key, threshold, corpus_digest(raw), corpus_digest(clean.corpus)]
 
 
 def document_table(raw: Corpus, clean, chunked, threshold: float) -> pd.DataFrame:
     """One row per document: protected value, sizes of the kept text, Q&A marker, chunks at t."""
     pres = clean.presentation.set_index("doc_id")
     rows = []
-    for doc, kept, cdoc in zip(
+    for doc, kept_doc, cdoc in zip(
         raw.documents, clean.corpus.documents, chunked.documents, strict=True
     ):
         info = pres.loc[doc.doc_id]
@@ -198,7 +211,7 @@ def document_table(raw: Corpus, clean, chunked, threshold: float) -> pd.DataFram
             {
                 "document": doc.doc_id,
                 raw.protect: raw.protected_value(doc),
-                "words": len(kept.text.split()),
+                "words": len(kept_doc.text.split()),
                 "sentences": len(cdoc.sentences),
                 "chunks": len(cdoc.chunks(threshold)),
                 "Q&A cut off": bool(info["found"]),
@@ -440,13 +453,10 @@ def cached_map(key: str, _chunks: Sequence[Chunk], _x: np.ndarray, _labels: np.n
     """``map_frame`` of the chunk map (``cached_pca`` coordinates), once per mixture (``key``)
     and server process: escaping and previewing every passage took about 0.5 s of each run of
     the page at 100,000), and on disk (a restarted server made it again: 1.9 s at 100,000)."""
-    from neswap_core.disk_memo import texts_digest
-
-    from .pipeline import array_digest, kept
+    from .pipeline import array_digest, chunks_digest, kept
 
     def make() -> pd.DataFrame:
-        parts = [key, array_digest(_x), np.asarray(_labels),
-                 texts_digest(part for ch in _chunks for part in (ch.chunk_id, ch.doc_id, ch.text))]
+        parts = [key, array_digest(_x), np.asarray(_labels), chunks_digest(_chunks)]
         return kept("map", parts, lambda: map_frame(_chunks, cached_pca(key, _x), _labels))
 
     return _MAPS.get(key, make)

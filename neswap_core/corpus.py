@@ -6,7 +6,9 @@ offsets, no behaviour beyond simple derived views. Loaders live in ``loading.py`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import hashlib
+import weakref
+from dataclasses import dataclass, field, fields, replace
 
 
 @dataclass(frozen=True)
@@ -87,3 +89,31 @@ class Chunk:
 def chunk_id(doc_id: str, index: int) -> str:
     """The canonical chunk id of the ``index``-th chunk of ``doc_id``."""
     return f"{doc_id}#{index:04d}"
+
+
+#: Digests by the id of a live corpus (dropped when it is collected: a corpus is not hashable).
+_DIGESTS: dict[int, str] = {}
+
+
+def corpus_digest(corpus: Corpus) -> str:
+    """SHA-256 of everything a corpus holds (every field of every document, in order, and the
+    protected column): a key part for results computed from it. Once per corpus object, since a
+    corpus never changes; ``repr`` did the same in 0.44 s at 100k passages (issue 21)."""
+    if (known := _DIGESTS.get(id(corpus))) is not None:
+        return known
+    h = hashlib.sha256()
+
+    def feed(value: str) -> None:
+        data = value.encode("utf-8", "surrogatepass")
+        h.update(b"%d:" % len(data))
+        h.update(data)
+
+    feed(repr((corpus.protect, corpus.name, len(corpus.documents))))
+    names = [f.name for f in fields(Document) if f.name != "text"]
+    for doc in corpus.documents:
+        feed(doc.text)
+        feed(repr([sorted(doc.metadata.items()) if n == "metadata" else getattr(doc, n) for n in names]))
+    value = h.hexdigest()
+    _DIGESTS[id(corpus)] = value
+    weakref.finalize(corpus, _DIGESTS.pop, id(corpus), None)
+    return value

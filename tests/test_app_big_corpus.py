@@ -193,8 +193,11 @@ def test_a_restarted_server_reads_the_corpus_and_its_chunks_back_from_disk(tmp_p
 
     restart_server()
     monkeypatch.setattr(loading, "load_uploaded", again)
-    for name in ("sentence_distances", "chunks_at", "tag_entities", "embed_chunks", "release_inputs"):
+    import neswap_core.generate.context as context
+
+    for name in ("sentence_distances", "chunks_at", "tag_entities", "embed_chunks"):
         monkeypatch.setattr(ap, name, again)
+    monkeypatch.setattr(context, "release_inputs", again)  # imported where it is used
     stage = ap.Stage(settings(ws), ws)
     assert stage.corpus() == first["corpus"]
     assert [c.text for c in stage.raw_chunks()] == [c.text for c in first["raw_chunks"]]
@@ -240,7 +243,9 @@ def test_a_restarted_server_reads_the_sweep_and_the_checks_back_and_keeps_only_c
 
     restart_server()
     monkeypatch.setattr(ap, "sweep_for_config", again)
-    monkeypatch.setattr(ap, "release_inputs", again)
+    import neswap_core.generate.context as context
+
+    monkeypatch.setattr(context, "release_inputs", again)
     monkeypatch.setattr(checks, "_problems", again)
     monkeypatch.setattr(ap, "ReleaseContext", again)  # neither z nor the baseline made again
     import neswap_core.measure.risk as risk
@@ -287,7 +292,7 @@ def test_a_restarted_server_reads_the_cluster_map_back_and_a_stage_builds_its_co
 
     numbers = {d.doc_id: i for i, d in enumerate(stage.corpus().documents)}
     tables = ve.entity_tables("e", stage.chunks(), numbers)
-    overview = vp.document_overview("o", 75.0, stage.corpus(), stage.clean(), stage.chunked())
+    overview = vp.document_overview("o", 75.0, stage.corpus(), stage.clean(), stage.chunked)
 
     def again(*args, **kwargs):
         raise AssertionError("computed again after a restart")
@@ -313,9 +318,11 @@ def test_a_restarted_server_reads_the_cluster_map_back_and_a_stage_builds_its_co
                                   points)
     for back, first in zip(ve.entity_tables("e", restarted.chunks(), numbers), tables, strict=True):
         pd.testing.assert_frame_equal(back, first)
-    n_back, docs_back = vp.document_overview("o", 75.0, restarted.corpus(), restarted.clean(), None)
-    assert n_back == overview[0]
-    pd.testing.assert_frame_equal(docs_back, overview[1])
+    assert vp.overview_ready("o", 75.0, restarted.corpus(), restarted.clean())
+    n_back, sentences_back, docs_back = vp.document_overview("o", 75.0, restarted.corpus(), restarted.clean(),
+                                                             again)  # the distances are not read
+    assert (n_back, sentences_back) == overview[:2]
+    pd.testing.assert_frame_equal(docs_back, overview[2])
     built = []
     real = state.run_config
     monkeypatch.setattr(state, "run_config", lambda *a, **k: built.append(1) or real(*a, **k))
@@ -347,11 +354,13 @@ def test_a_page_run_does_no_work_proportional_to_the_corpus_twice(tmp_path, monk
     stage.corpus()
     problems = checks.corpus_problems(stage)
     x = stage.embeddings()
-    mixture = ap.fit_mixture(x, stage.config)
+    from neswap_core.generate.context import fit_mixture
+
+    mixture = fit_mixture(x, stage.config)
     labels, proba = vp.memberships("m", mixture, x)
     points = vp.cached_map("m", stage.chunks(), x, labels)
     tables = ve.entity_tables("e", stage.chunks(), {})
-    overview = vp.document_overview("o", 75.0, stage.corpus(), stage.clean(), stage.chunked())
+    overview = vp.document_overview("o", 75.0, stage.corpus(), stage.clean(), stage.chunked)
 
     def again(*args, **kwargs):
         raise AssertionError("done again in the same server process")
@@ -371,8 +380,9 @@ def test_a_page_run_does_no_work_proportional_to_the_corpus_twice(tmp_path, monk
     assert vp.memberships("m", mixture, x)[0] is labels
     assert vp.cached_map("m", next_run.chunks(), x, labels) is points
     assert ve.entity_tables("e", next_run.chunks(), {}) is tables
-    assert vp.document_overview("o", 75.0, next_run.corpus(), next_run.clean(), next_run.chunked()) is overview
-    assert overview[0] == stage.chunked().n_chunks(75.0) == int(overview[1]["chunks"].sum())
+    assert vp.document_overview("o", 75.0, next_run.corpus(), next_run.clean(), next_run.chunked) is overview
+    assert overview[0] == stage.chunked().n_chunks(75.0) == int(overview[2]["chunks"].sum())
+    assert overview[1] == stage.chunked().n_sentences
     assert tables[1].set_index("category")["chunks with ≥ 1"].to_dict() == {
         cat: sum(any(s.category == cat for s in c.entities) for c in stage.chunks())
         for cat in tables[1]["category"]}
@@ -423,3 +433,21 @@ def test_the_chunk_map_draws_a_seeded_sample_that_keeps_every_cluster():
     pd.testing.assert_frame_equal(map_sample(points, limit=5_000), shown)  # the same every run
     few = points.iloc[:3_000]
     assert map_sample(few, limit=5_000) is few
+
+
+@pytest.mark.parametrize("page", ["1_corpus", "2_entities"])
+def test_the_first_pages_import_neither_scikit_learn_nor_scipys_optimizers(page):
+    """Issue 21: every page's first draw after a restart imported scikit-learn and SciPy's
+    statistics and optimizers (about 1 s of 3.3–5.3 s at 100k passages), though the Corpus and
+    Entities pages fit, attack and optimise nothing. Their imports, run in a fresh interpreter."""
+    import ast
+    import subprocess
+    from pathlib import Path
+
+    root = Path(ap.__file__).resolve().parent.parent
+    tree = ast.parse((root / "pages" / f"{page}.py").read_text(encoding="utf-8"))
+    imports = "\n".join(ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom)))
+    probe = imports + "\nimport sys\nprint(sorted(m for m in ('sklearn', 'scipy.optimize', 'scipy.stats') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

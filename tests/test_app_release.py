@@ -159,10 +159,12 @@ def test_sliders_never_refit_or_reembed(workspace, monkeypatch):
         raise AssertionError("a slider change refitted, re-embedded or re-swept")
 
     import appkit.pipeline as pipeline
+    import neswap_core.generate.context as context
     from neswap_core.models.embedding import Embedder
 
-    for name in ("fit_mixture", "embed_chunks", "sweep_for_config", "tag_entities"):
+    for name in ("embed_chunks", "sweep_for_config", "tag_entities"):
         monkeypatch.setattr(pipeline, name, forbidden)
+    monkeypatch.setattr(context, "fit_mixture", forbidden)  # imported where it is used
     monkeypatch.setattr(Embedder, "encode", forbidden)
     at = run_page("5_frontier")
     at.slider(key="frontier_c").set_value(at.slider(key="frontier_c").min).run()

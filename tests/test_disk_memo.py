@@ -33,6 +33,39 @@ def test_content_key_is_a_function_of_the_parts_and_the_code(monkeypatch):
     assert content_key("run", {"b": 1, "a": [1.5, None, True]}, x, b"raw") != a
 
 
+def test_a_corpus_digest_names_every_field_of_every_document_once_per_corpus(monkeypatch):
+    """The cleaned corpus is kept under ``corpus_digest`` (it was ``repr(corpus)``: 0.44 s at
+    100k passages on every page's first draw): any field of any document, the protected column
+    and the order change it; equal corpora built apart agree; a corpus is hashed once."""
+    import hashlib
+    from dataclasses import fields, replace
+
+    import neswap_core.corpus as corpus_mod
+    from neswap_core.corpus import Corpus, Document, corpus_digest
+
+    def build() -> Corpus:
+        return Corpus((Document("a", "Acme grew.", {"company": "Acme", "ticker": "ACM"}, ("Jo Doe",),
+                                ("Acme Inc",), "a.txt", "text", None, ("Al Bee",)),
+                       Document("b", "Globex fell.", {"company": "Globex"})))
+
+    base = build()
+    assert corpus_digest(base) == corpus_digest(build())
+    changed = {"doc_id": "z", "text": "Acme grew!", "metadata": {"company": "Acme", "ticker": "ACX"},
+               "executives": ("Jo Dee",), "aliases": (), "source": "b.txt", "layout": "table",
+               "q_and_a": "Q?", "analysts": ()}
+    assert set(changed) == {f.name for f in fields(Document)}  # a new field must be named here
+    for name, value in changed.items():
+        other = base.with_documents([replace(base.documents[0], **{name: value}), base.documents[1]])
+        assert corpus_digest(other) != corpus_digest(base), name
+    assert corpus_digest(replace(base, protect="ticker")) != corpus_digest(base)
+    assert corpus_digest(base.with_documents(base.documents[::-1])) != corpus_digest(base)
+    calls, sha256 = [], hashlib.sha256
+    monkeypatch.setattr(corpus_mod.hashlib, "sha256", lambda *a: calls.append(1) or sha256(*a))
+    fresh = build()
+    corpus_digest(fresh), corpus_digest(fresh)
+    assert len(calls) == 1
+
+
 def test_memo_keeps_reads_and_recovers(tmp_path):
     memo = DiskMemo(tmp_path, "things", max_entries=3)
     calls = []

@@ -38,7 +38,7 @@ import sklearn
 from ..config.defaults import LINEUP_COMPANIES, PANEL_CORE_FAMILIES, PANEL_EXTRA_FAMILIES
 from ..corpus import Chunk
 from ..disk_memo import DiskMemo, content_key, texts_digest
-from ..generate.releases import combination_name
+from ..generate.releases import combination_name, draw_steps
 from ..measure.attack import CrossFittedAttacker, TextAttacker
 from ..measure.attack_scores import AttackMeasures, ReleaseScorer
 from ..measure.lineups import effective_size, lineup_key
@@ -220,14 +220,6 @@ def measured_row(scorers: Mapping[str, ReleaseScorer], changed: Mapping[int, str
     if primary == PANEL:
         row.update(worst_case(pd.DataFrame([row]), panel_members(scorers)).iloc[0].to_dict())
     return row
-
-
-def draw_steps(draw) -> list[dict[int, str]]:
-    """One step per swap of a draw: {position: released text} of its two chunks."""
-    return [
-        {rec.index_a: new_a.text, rec.index_b: new_b.text}
-        for rec, (new_a, new_b) in zip(draw.run.records, draw.run.swapped, strict=True)
-    ]
 
 
 def summarise(measures: Sequence[AttackMeasures]) -> dict[str, float]:

@@ -23,9 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..generate.releases import DrawResult, Sweep, evaluate_records
+from ..generate.releases import DrawResult, Sweep, draw_steps, evaluate_records
 from ..generate.swapping import swap_log
-from .attack_columns import draw_steps
 from .plan_grid import PlanCandidates, measure_row, plan_seed
 from .review import (
     ChosenRelease,

@@ -54,20 +54,25 @@ _EXTRA_STOP = {"quarter", "year", "million", "billion", "percent", "company", "n
                "thank", "thanks", "call", "today", "also", "analyst"}  # fmt: skip
 
 
-def _stop_words() -> frozenset[str]:
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    return frozenset(ENGLISH_STOP_WORDS | _EXTRA_STOP)
+_STOP: frozenset[str] | None = None
 
 
-STOP = _stop_words()
+def stop_words() -> frozenset[str]:
+    """scikit-learn's English stop words and ``_EXTRA_STOP``, built on first use: importing
+    scikit-learn costs 0.6 s, which a dashboard page reading kept results never needs."""
+    global _STOP
+    if _STOP is None:
+        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+        _STOP = frozenset(ENGLISH_STOP_WORDS | _EXTRA_STOP)
+    return _STOP
 
 
 def eligible(word: str) -> bool:
     """Whether a token may be treated: not a stop word, a number, a short lower-case word or a
     tone word (nor a hyphenated word holding one)."""
     low = word.lower()
-    return (len(low) >= 2 and low not in STOP and not low.isdigit()
+    return (len(low) >= 2 and low not in (_STOP or stop_words()) and not low.isdigit()
             and not (len(low) < 3 and word.islower())
             and not any(is_tone_word(part) for part in re.findall(r"[A-Za-z]+", word)))  # fmt: skip
 
@@ -93,7 +98,7 @@ def is_frame_word(word: str) -> bool:
     attacker's word bigrams read "coming into", "our defense", "strong bookings"; only the other
     word may change, so function words and tone stay)."""
     low = word.lower()
-    return len(low) >= 2 and low.isalpha() and (low in STOP or is_tone_word(low))
+    return len(low) >= 2 and low.isalpha() and (low in (_STOP or stop_words()) or is_tone_word(low))
 
 
 def occurrences(text: str, frames: bool = True) -> list[Occurrence]:

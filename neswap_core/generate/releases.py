@@ -13,8 +13,9 @@ with some pairs rejected by the analyst, a sum — no re-swapping, no re-embeddi
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 
 import numpy as np
@@ -104,6 +105,14 @@ class DrawResult:
     @property
     def n_swaps(self) -> int:
         return len(self.deltas)
+
+
+def draw_steps(draw: DrawResult) -> list[dict[int, str]]:
+    """One step per swap of a draw: {position: released text} of its two chunks."""
+    return [
+        {rec.index_a: new_a.text, rec.index_b: new_b.text}
+        for rec, (new_a, new_b) in zip(draw.run.records, draw.run.swapped, strict=True)
+    ]
 
 
 def combination_name(categories: Sequence[str]) -> str:
@@ -261,7 +270,12 @@ class SweepState:
     """What a sweep computed from its inputs (chunks, vectors, mixture, settings): the table z,
     the utility baseline, every draw and the risk profiles fitted. Kept, it gives the same ``Sweep`` back for the same
     inputs without swapping or predicting again (issue 21: a restarted app made the paper's
-    sweep again for each page's first draw, about 5 s at 100k passages)."""
+    sweep again for each page's first draw, about 5 s at 100k passages).
+
+    The draws are kept without the chunks they swapped when those are the sweep's own
+    (``base_shared``, the paper's sweep): ``restore`` gives them back the caller's chunks.
+    Kept with the draws, every chunk was pickled a second time (78 MB and 1 s to read back at
+    100k passages) and read back as a second copy."""
 
     z: pd.DataFrame
     baseline: UtilityBaseline
@@ -270,18 +284,27 @@ class SweepState:
     max_swaps: int
     n_draws: int
     profiles: dict[tuple[tuple[str, ...], float], risk_mod.RiskProfile]
+    base_shared: bool = False
 
     @classmethod
     def of(cls, sweep: Sweep) -> SweepState:
-        return cls(sweep.ctx.z, sweep.ctx.baseline, list(sweep.combinations), list(sweep.draws),
-                   sweep.max_swaps, sweep.n_draws, dict(sweep._profiles))
+        chunks = sweep.ctx.chunks
+        shared = all(len(d.run.base) == len(chunks) and all(map(operator.is_, d.run.base, chunks))
+                     for d in sweep.draws)
+        draws = [replace(d, run=replace(d.run, base=())) for d in sweep.draws] if shared else list(sweep.draws)
+        return cls(sweep.ctx.z, sweep.ctx.baseline, list(sweep.combinations), draws,
+                   sweep.max_swaps, sweep.n_draws, dict(sweep._profiles), shared)
 
     def restore(self, chunks: list[Chunk], embeddings: np.ndarray, mixture: FittedMixture,
                 embed: Embed) -> Sweep:
         """The sweep of ``chunks``, ``embeddings`` and ``mixture`` (the inputs this state was
         computed from: the caller's key says so)."""
         ctx = ReleaseContext.restored(chunks, embeddings, mixture, embed, self.z, self.baseline)
-        return Sweep(ctx, list(self.combinations), list(self.draws), self.max_swaps, self.n_draws,
+        draws = list(self.draws)
+        if self.base_shared:
+            base = tuple(ctx.chunks)
+            draws = [replace(d, run=replace(d.run, base=base)) for d in draws]
+        return Sweep(ctx, list(self.combinations), draws, self.max_swaps, self.n_draws,
                      dict(self.profiles))
 
 

@@ -20,7 +20,6 @@ from functools import cached_property
 from typing import Literal
 
 import numpy as np
-from scipy.optimize import brentq
 from scipy.special import digamma, gammaln, zeta
 
 from ..errors import FitError
@@ -348,6 +347,8 @@ def _profile_theta(fc: FrequencyCounts, alpha: float) -> float:
 
     ∂L/∂θ → +∞ as θ → −α (k ≥ 2) and ≈ (k − n)/θ < 0 as θ → ∞ (n > k), so a root exists.
     """
+
+    from scipy.optimize import brentq  # here: SciPy's optimizers cost 0.2 s to import (issue 21)
 
     def score(u: float) -> float:
         return _theta_score(fc, float(np.exp(u)) - alpha, alpha)

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..config import CATEGORIES, DEFAULT_BATCH_CHUNKS, DEFAULT_BATCH_DOCUMENTS, RunConfig
-from ..corpus import Chunk, Corpus, chunk_id
+from ..corpus import Chunk, Corpus, chunk_id, corpus_digest
 from ..disk_memo import DiskMemo, content_key
 from ..paths import resolve_cache_dir
 from ..text.contingency import contingency_table
@@ -55,7 +55,7 @@ def clean_corpus(
         nlp = load_ner()
     key, folder = None, resolve_cache_dir(cache_dir)
     if folder is not None:  # kept by its inputs: a warm run cleans nothing (about 1 s on dev)
-        key = content_key("clean_corpus", repr(corpus), detect_people,
+        key = content_key("clean_corpus", corpus_digest(corpus), detect_people,
                           pipeline_fingerprint(nlp, {}) if detect_people else None)  # fmt: skip
     return DiskMemo(folder, "clean_corpus", CLEAN_MEMO_ENTRIES).get_or_compute(
         key, lambda: _cleaned(corpus, nlp, cache_dir, detect_people))
