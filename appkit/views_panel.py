@@ -26,7 +26,7 @@ from .pipeline import CACHE_DIR, digest, embedder
                    "about a minute the first time)…", max_entries=2)
 def _panel_scorers(key: str, families: tuple[str, ...], backend: str, _chunks, _x, _reading,
                    _corpus, lineup: int | None = None) -> dict:
-    from neswap_core.choose.attack_columns import build_scorers
+    from neswap_core.choose.scorers import build_scorers
     from neswap_core.measure.reading import reading_attacker
 
     reading = reading_attacker(_reading, _chunks, _corpus, cache_dir=CACHE_DIR, lineup=lineup)

@@ -66,8 +66,9 @@ def main() -> int:
         )
         return 0
     sys.path.insert(0, str(ROOT))
-    from neswap_core.choose.attack_columns import IN_CORPUS, READING, build_scorers
+    from neswap_core.choose.attack_columns import IN_CORPUS, READING
     from neswap_core.choose.candidates import build_candidates
+    from neswap_core.choose.scorers import build_scorers
     from neswap_core.config import RunConfig
     from neswap_core.generate.context import release_context
     from neswap_core.generate.releases import sweep_for_config

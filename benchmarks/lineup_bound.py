@@ -70,7 +70,7 @@ def main() -> int:
     ap.add_argument("--log", help="also append the figures as one JSON line to this file")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
-    from neswap_core.choose.attack_columns import build_scorers
+    from neswap_core.choose.scorers import build_scorers
     from neswap_core.config import RunConfig
     from neswap_core.generate.rewrite import apply_roles
     from neswap_core.models.embedding import Embedder

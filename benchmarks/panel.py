@@ -58,8 +58,9 @@ def main() -> int:
         print(f"skip: {args.corpus}/attacker not found")
         return 0
     sys.path.insert(0, str(ROOT))
-    from neswap_core.choose.attack_columns import build_scorers, panel_members
+    from neswap_core.choose.attack_columns import panel_members
     from neswap_core.choose.candidates import build_candidates
+    from neswap_core.choose.scorers import build_scorers
     from neswap_core.config import RunConfig
     from neswap_core.generate.context import release_context
     from neswap_core.generate.releases import sweep_for_config

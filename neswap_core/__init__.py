@@ -40,7 +40,7 @@ _OWNERS: dict[str, str] = {
     "write_release": "publish.writer", "release_bundle": "publish.writer",
     "key_files": "publish.writer", "report_html": "publish.report",
     # measuring
-    "build_scorers": "choose.attack_columns", "evaluate_release": "publish.evaluate",
+    "build_scorers": "choose.scorers", "evaluate_release": "publish.evaluate",
     "RenyiAudit": "measure.audit",
     # errors
     "NeswapError": "errors", "ConfigError": "errors", "CorpusError": "errors",
@@ -80,12 +80,12 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and editors; at run time ``__getattr__`` loads each name
-    from .choose.attack_columns import build_scorers
     from .choose.candidates import Candidates, build_candidates, describe_candidate
     from .choose.chosen import Choice
     from .choose.goals import Constraint, Goal
     from .choose.result import ReleaseResult
     from .choose.review import ChosenRelease
+    from .choose.scorers import build_scorers
     from .config import RunConfig
     from .corpus import Chunk, Corpus
     from .errors import ConfigError, CorpusError, LeakError, NeswapError

@@ -23,13 +23,13 @@ import time
 import types
 from collections.abc import Callable, Sequence
 
-from .choose.attack_columns import build_scorers
 from .choose.candidates import Candidates, build_candidates
 from .choose.chosen import PINNED, check_pinned_plan, choose
 from .choose.goals import search_for_goal
 from .choose.prefetch import prefetch_candidates
 from .choose.result import ReleaseResult
 from .choose.review import decision_map
+from .choose.scorers import build_scorers
 from .config import RunConfig
 from .corpus import Corpus
 from .generate.context import release_context

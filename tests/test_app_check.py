@@ -184,7 +184,7 @@ def test_an_uploaded_attacker_reading_replaces_the_in_corpus_attacker(workspace)
     from appkit import views_check as vc
     from appkit.pipeline import Stage, pack_uploads
     from appkit.state import settings
-    from neswap_core.choose.attack_columns import build_scorers
+    from neswap_core.choose.scorers import build_scorers
     from neswap_core.measure.reading import reading_attacker
     from neswap_core.text.loading import load_uploaded
 

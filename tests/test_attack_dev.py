@@ -56,7 +56,8 @@ def dev():
 
 
 def test_reading_and_in_corpus_accuracy_match_a_plain_sklearn_pipeline(dev):
-    from neswap_core.choose.attack_columns import IN_CORPUS, READING, build_scorers
+    from neswap_core.choose.attack_columns import IN_CORPUS, READING
+    from neswap_core.choose.scorers import build_scorers
     from neswap_core.measure.reading import reading_units, sentences_per_chunk
     from neswap_core.text.loading import load_attacker
 

@@ -127,3 +127,16 @@ def test_the_spherical_mixture_is_the_same_with_one_or_two_threads():
     finally:
         torch.set_num_threads(before)
     assert fitted[1] == fitted[2]
+
+
+@needs_two_threads
+def test_a_spawned_worker_fits_on_one_blas_thread_whatever_it_imported_first():
+    """threadpoolctl limits the libraries loaded when it looks: a fresh worker that had not yet
+    imported SciPy when its first fit started ran SciPy's BLAS on two threads, and its attackers
+    differed in their last bits from the same fits in the parent (found when the app's modules
+    began to import SciPy where they use it). NumPy's and SciPy's BLAS are loaded first now."""
+    from neswap_core.models.fit_processes import run_in_processes
+    from tests.blas_probe import blas_threads_seen
+
+    for seen in run_in_processes([blas_threads_seen, blas_threads_seen], processes=2):
+        assert len(seen) >= 2 and set(seen) == {1}, seen

@@ -203,9 +203,10 @@ def test_a_large_corpus_s_candidate_table_is_measured_on_its_sample(monkeypatch)
     scoped scorers' (the same changes measured on the sample)."""
     from pathlib import Path
 
-    from neswap_core.choose.attack_columns import build_scorers, measured_row
+    from neswap_core.choose.attack_columns import measured_row
     from neswap_core.choose.candidates import build_candidates
     from neswap_core.choose.plan_grid import changed_texts
+    from neswap_core.choose.scorers import build_scorers
     from neswap_core.config import RunConfig
     from neswap_core.generate.releases import sweep_for_config
     from neswap_core.prepare.pipeline import prepare_path

@@ -118,11 +118,11 @@ COUNTED = (
     ("neswap_core.generate.context", "fit_mixture_naming_copies"),
     ("neswap_core.choose.candidates", "candidate_table"),
     ("neswap_core.choose.document_candidates", "_defence_levels"),
-    ("neswap_core.choose.attack_columns", "CrossFittedAttacker"),
+    ("neswap_core.choose.scorers", "CrossFittedAttacker"),
     ("neswap_core.publish.protection", "attack_report"),
     ("neswap_core.publish.protection", "audit_release"),
     ("neswap_core.publish.bundle", "_computed_key_tables"),
-    ("neswap_core.choose.attack_columns", "pre_scores"),  # the attackers' pre-release scores
+    ("neswap_core.choose.scorers", "pre_scores"),  # the attackers' pre-release scores
     ("neswap_core.publish.bundle", "scan_release"),  # the leak scan
     ("neswap_core.prepare.pipeline", "_cleaned"),  # presentation, people, identifiers
     ("neswap_core.choose.document_candidates", "measure_row"),  # the chosen level's utility

@@ -13,10 +13,10 @@ from collections import Counter
 
 import pytest
 
-from neswap_core.choose.attack_columns import build_scorers
 from neswap_core.choose.candidates import Candidates, candidate_table, document_sources
 from neswap_core.choose.chosen import pinned_release
 from neswap_core.choose.document_candidates import DOCUMENT, document_candidates
+from neswap_core.choose.scorers import build_scorers
 from neswap_core.config import RunConfig
 from neswap_core.errors import ConfigError
 from neswap_core.generate.document_terms import occurrences

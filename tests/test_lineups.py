@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neswap_core.choose.attack_columns import IN_CORPUS, READING, build_scorers
+from neswap_core.choose.attack_columns import IN_CORPUS, READING
+from neswap_core.choose.scorers import build_scorers
 from neswap_core.config.settings import RunConfig
 from neswap_core.corpus import Chunk
 from neswap_core.errors import ConfigError

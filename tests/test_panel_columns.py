@@ -17,11 +17,11 @@ from neswap_core.choose.attack_columns import (
     IN_CORPUS,
     PANEL,
     READING,
-    build_scorers,
     measured_row,
     primary_name,
     risk_column,
 )
+from neswap_core.choose.scorers import build_scorers
 from neswap_core.corpus import Chunk
 from neswap_core.measure.attack import WEIGHT_DECIMALS, TextAttacker
 from neswap_core.measure.panel import AttackerPanel
@@ -198,7 +198,7 @@ def test_the_panel_and_the_in_corpus_attacker_are_fitted_at_once(setup, monkeypa
     scorers are those of the fits made one after the other."""
     import threading
 
-    from neswap_core.choose import attack_columns
+    from neswap_core.choose import scorers as scorers_mod
     from neswap_core.models import fit_processes
 
     attacker, chunks, embed = setup
@@ -206,7 +206,7 @@ def test_the_panel_and_the_in_corpus_attacker_are_fitted_at_once(setup, monkeypa
     alone = build_scorers(chunks, attacker, in_corpus=True, families=families, cache_dir=None)
     monkeypatch.setattr(fit_processes, "MIN_TEXTS", 0)  # the panel's fits go to the workers
     barrier = threading.Barrier(2, timeout=60)
-    real_panel, real_corpus = attack_columns.fitted_panel, attack_columns.in_corpus_attacker
+    real_panel, real_corpus = scorers_mod.fitted_panel, scorers_mod.in_corpus_attacker
 
     def panel(*args, **kwargs):
         out = real_panel(*args, **kwargs)  # queues the families' fits: the folds may start
@@ -217,8 +217,8 @@ def test_the_panel_and_the_in_corpus_attacker_are_fitted_at_once(setup, monkeypa
         barrier.wait()
         return real_corpus(*args, **kwargs)
 
-    monkeypatch.setattr(attack_columns, "fitted_panel", panel)
-    monkeypatch.setattr(attack_columns, "in_corpus_attacker", corpus)
+    monkeypatch.setattr(scorers_mod, "fitted_panel", panel)
+    monkeypatch.setattr(scorers_mod, "in_corpus_attacker", corpus)
     together = build_scorers(chunks, attacker, in_corpus=True, families=families, cache_dir=None)
     assert list(together) == list(alone) == [READING, "char", "retrieval", IN_CORPUS]
     changed = _changed(chunks)

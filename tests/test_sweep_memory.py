@@ -47,8 +47,8 @@ def tiled(chunks, x: np.ndarray, n: int, rng: np.random.Generator):
 
 def candidate_path_peak(chunks, x, config) -> tuple[float, int]:
     """Peak MB allocated while the candidates of ``config`` are built and measured."""
-    from neswap_core.choose.attack_columns import build_scorers
     from neswap_core.choose.candidates import build_candidates
+    from neswap_core.choose.scorers import build_scorers
     from neswap_core.generate.context import fit_mixture
     from neswap_core.generate.releases import ReleaseContext, sweep_for_config
 

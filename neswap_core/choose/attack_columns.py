@@ -1,7 +1,8 @@
 """Measured risk columns of the candidate table (SPEC §8 on every candidate, §12's panel).
 
-``build_scorers`` trains the attackers once per corpus: the reading attacker when a reading is
-given (``measure/reading.py``) and the in-corpus attacker always. Every measured column is keyed
+The attackers are trained once per corpus by ``choose/scorers.build_scorers`` (the reading
+attacker when a reading is given, ``measure/reading.py``, and the in-corpus attacker); this module
+only turns their scores into columns, so reading a kept table never imports scikit-learn. Every measured column is keyed
 by **attacker** and **level** (chunk or document), so more attacker families (issue 22's panel)
 are more columns, never new branches:
 
@@ -28,24 +29,14 @@ are more columns, never new branches:
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-import sklearn
 
-from ..config.defaults import LINEUP_COMPANIES, PANEL_CORE_FAMILIES, PANEL_EXTRA_FAMILIES
-from ..corpus import Chunk
-from ..disk_memo import DiskMemo, content_key, texts_digest
+from ..config.defaults import PANEL_CORE_FAMILIES, PANEL_EXTRA_FAMILIES
 from ..generate.releases import combination_name, draw_steps
-from ..measure.attack import CrossFittedAttacker, TextAttacker
 from ..measure.attack_scores import AttackMeasures, ReleaseScorer
-from ..measure.lineups import effective_size, lineup_key
-from ..measure.panel_cache import fitted_panel
-from ..measure.panel_scorers import family_scorers, pre_scores
-from ..models.fit_processes import side_by_side
-from ..paths import resolve_cache_dir
 
 READING, IN_CORPUS, PANEL = "reading", "in-corpus", "panel"
 #: Attackers that are families of the panel (the reading attacker is its word family).
@@ -88,93 +79,6 @@ def risk_column(level: str, attacker: str | None = None) -> str:
         raise ValueError(f"level is one of {LEVELS}, got {level!r}")
     stem = f"{level}_accuracy"
     return stem if attacker is None else f"{stem}.{attacker}"
-
-
-def build_scorers(
-    chunks: Sequence[Chunk],
-    reading: TextAttacker | None = None,
-    *,
-    in_corpus: bool = True,
-    random_state: int = 0,
-    families: Sequence[str] = ("word",),
-    embed=None,
-    vectors: np.ndarray | None = None,
-    cache_dir: str | None = "",
-    lineup: int | None = LINEUP_COMPANIES,
-) -> dict[str, ReleaseScorer]:
-    """Scorers of the pre-release ``chunks``: reading (when fitted attacker given), the panel's
-    other ``families`` fitted on the same reading (``reading.units_``; ``embed`` embeds texts
-    for the embedding family, ``vectors`` are the chunks' embeddings; ``cache_dir``: where the
-    fitted panel is cached, "" the default folder, None nowhere), in-corpus. ``lineup``: the
-    panel and the in-corpus attacker name a text among at most this many companies
-    (``measure/lineups.py``; the reading attacker was fitted with its own)."""
-    texts = [c.text for c in chunks]
-    labels = [c.protected for c in chunks]
-    docs = [c.doc_id for c in chunks]
-    cache = resolve_cache_dir(cache_dir)
-    key = pre_scores_key(texts, labels, docs, reading, in_corpus=in_corpus, random_state=random_state,
-                         families=families, vectors=vectors, lineup=lineup)  # fmt: skip
-    memo = DiskMemo(cache, "pre_release_scores")
-    pre = memo.get(key)[1] if key is not None else None
-    pre = pre if isinstance(pre, dict) else {}
-    scorers: dict[str, ReleaseScorer] = {}
-    others = [f for f in families if f != "word"]
-    units: tuple[list[str], list[str], list[str]] | None = getattr(reading, "units_", None)
-    fit_panel = None
-    if reading is not None and others and units is not None:
-        read_texts, read_labels, read_docs = units
-        fit_panel = functools.partial(fitted_panel, read_texts, read_labels, read_docs, others,
-                                      embed=embed, cache_dir=cache, random_state=random_state,
-                                      lineup=lineup)  # fmt: skip
-    fit_corpus = (functools.partial(in_corpus_attacker, texts, labels, docs, random_state, cache, lineup)
-                  if in_corpus else None)  # fmt: skip
-    # the panel's char fit holds one core for minutes: the in-corpus folds fill the other
-    panel, model = side_by_side(fit_panel, fit_corpus)
-    if reading is not None:
-        scorers[READING] = ReleaseScorer(reading, texts, labels, docs, name=READING,
-                                         pre_log_proba=pre.get(READING, {}).get("log_proba"))
-        if panel is not None:
-            scorers.update(family_scorers(panel, texts, labels, docs, vectors=vectors, embed=embed,
-                                          pre=pre))  # fmt: skip
-    if model is not None:
-        scorers[IN_CORPUS] = ReleaseScorer(model, texts, labels, docs, name=IN_CORPUS,
-                                           pre_log_proba=pre.get(IN_CORPUS, {}).get("log_proba"))
-    if key is not None and set(pre) != set(scorers):
-        memo.put(key, {name: pre_scores(s) for name, s in scorers.items()})
-    return scorers
-
-
-def pre_scores_key(texts, labels, docs, reading, *, in_corpus: bool, random_state: int,
-                   families: Sequence[str], vectors, lineup: int | None = None) -> str | None:
-    """Key of the attackers' pre-release scores of a corpus (``build_scorers``): what each
-    attacker is fitted on and with, and the texts it scores. None (not kept) when the reading
-    attacker does not carry its units, or the embedding family would embed without ``vectors``
-    (the key cannot name the model then)."""
-    units = getattr(reading, "units_", None)
-    if reading is not None and units is None:
-        return None
-    if reading is not None and "embedding" in families and vectors is None:
-        return None
-    settings = {} if reading is None else {k: repr(v) for k, v in vars(reading).items() if not k.endswith("_")}
-    size = effective_size(len(set(labels)), lineup)  # None when one line-up holds them all
-    return content_key(
-        "pre_release_scores", type(reading).__name__, settings, *([] if size is None else [lineup_key(size)]),
-        [texts_digest(map(str, u)) for u in units] if units is not None else None,
-        sorted(families), in_corpus, random_state, texts_digest(texts), texts_digest(labels),
-        texts_digest(docs), None if vectors is None else np.ascontiguousarray(vectors),
-        sklearn.__version__)  # fmt: skip
-
-
-def in_corpus_attacker(texts: Sequence[str], labels: Sequence[str], docs: Sequence[str],
-                       random_state: int, cache_dir, lineup: int | None = None) -> CrossFittedAttacker:
-    """The in-corpus attacker cross-fitted on the chunks (SPEC §8; with line-ups of at most
-    ``lineup`` companies), kept on disk by a hash of what it learns from (``disk_memo``;
-    ``cache_dir`` None: fitted every time)."""
-    size = effective_size(len(set(labels)), lineup)
-    key = content_key("in_corpus", texts_digest(texts), texts_digest(labels), texts_digest(docs),
-                      random_state, sklearn.__version__, *([] if size is None else [lineup_key(size)]))  # fmt: skip
-    return DiskMemo(cache_dir, "in_corpus_attackers").get_or_compute(
-        key, lambda: CrossFittedAttacker(random_state=random_state, lineup=size).fit(texts, labels, docs))
 
 
 def panel_members(scorers: Mapping[str, ReleaseScorer]) -> list[str]:

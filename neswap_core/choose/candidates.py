@@ -26,6 +26,7 @@ from ..errors import ConfigError
 from ..generate.releases import Sweep
 from ..measure.tone import ToneScorer
 from ..paths import resolve_cache_dir
+from .attack_columns import draws_columns, measured_row, single_draw_columns
 from .document_candidates import DocumentCandidates, DocumentStage, document_candidates
 from .dp_sources import DPWordsRelease, dp_words_sources
 from .frontier import frontier_mask, near_one
@@ -118,10 +119,6 @@ def candidate_table(sources: Mapping[str, Source], ctx, scorers=None, sweep=None
     The paper's candidates take their measured figures from their draws (``draws_columns``:
     each draw scored once, step by step); any other candidate is one text, scored on its own
     (``measured_row``; its mean over draws is that value, s.d. 0)."""
-    # Imported here: the attackers bring scikit-learn (0.6 s), which a dashboard page that only
-    # reads kept candidates never needs (issue 21: a restarted server's first draw).
-    from .attack_columns import draws_columns, measured_row, single_draw_columns
-
     words = total_words(ctx)
     if scorers and getattr(ctx, "measured", None) is not None:  # a large corpus: its sample
         scorers = {name: scorer.scoped(ctx.measured) for name, scorer in scorers.items()}

@@ -139,7 +139,7 @@ class ReleaseScorer:
     pre-release probabilities with ``classes`` (then only the pre-release figures are available).
     ``texts``, ``labels``, ``doc_ids``: the pre-release chunks, their company and document.
     ``pre_log_proba``: the attacker's log-probabilities of ``texts`` computed before (a disk
-    memo, ``choose/attack_columns.build_scorers``), so a warm run does not score the corpus again.
+    memo, ``choose/scorers.build_scorers``), so a warm run does not score the corpus again.
     """
 
     def __init__(

@@ -105,7 +105,7 @@ def reading_attacker(
     Companies of the corpus missing from the reading can never be named by it (their chunks
     count as wrong); ``missing_companies`` lists them so the caller can say so. ``units_``
     keeps the (texts, labels, doc ids) it was fitted on, for the other families of the attacker
-    panel (``choose/attack_columns.build_scorers``). ``cache_dir``: kept on disk (module
+    panel (``choose/scorers.build_scorers``). ``cache_dir``: kept on disk (module
     docstring). ``lineup``: with more companies, one model per line-up of at most this many
     (``measure/lineups.py``).
     """

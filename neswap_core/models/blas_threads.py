@@ -32,9 +32,16 @@ _CONTROLLER: Any = None
 
 def _controller():
     """threadpoolctl's view of the loaded BLAS libraries, made once (a scan of the process's
-    shared libraries: about a millisecond, too slow for every scoring call)."""
+    shared libraries: about a millisecond, too slow for every scoring call).
+
+    NumPy's and SciPy's BLAS are loaded before the scan: threadpoolctl limits only the libraries
+    loaded when it looks, and a spawned fit worker that had not yet imported SciPy (its modules
+    import it where used, issue 21) fitted on two BLAS threads while the parent fitted on one,
+    so the same attacker differed in its last bits between a process and a worker."""
     global _CONTROLLER
     if _CONTROLLER is None:
+        import numpy  # noqa: F401  (its BLAS)
+        import scipy.linalg  # noqa: F401  (SciPy's own BLAS)
         from threadpoolctl import ThreadpoolController
 
         _CONTROLLER = ThreadpoolController()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..choose.attack_columns import build_scorers
+from ..choose.scorers import build_scorers
 from ..config import RunConfig
 from ..config.defaults import LINEUP_COMPANIES
 from ..corpus import Chunk

@@ -1,0 +1,114 @@
+"""The attackers of a corpus, fitted once and ready to score any release of it (SPEC §8, §12).
+
+``build_scorers`` gives a ``ReleaseScorer`` per attacker of ``choose/attack_columns.py``'s
+columns: the reading attacker when a reading is given (``measure/reading.py``), the other
+families of its panel (``measure/panel_cache.py``) and the in-corpus attacker, cross-fitted on the
+chunks themselves; their fits and pre-release scores are kept on disk by what they learn from.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+import numpy as np
+import sklearn
+
+from ..config.defaults import LINEUP_COMPANIES
+from ..corpus import Chunk
+from ..disk_memo import DiskMemo, content_key, texts_digest
+from ..measure.attack import CrossFittedAttacker, TextAttacker
+from ..measure.attack_scores import ReleaseScorer
+from ..measure.lineups import effective_size, lineup_key
+from ..measure.panel_cache import fitted_panel
+from ..measure.panel_scorers import family_scorers, pre_scores
+from ..models.fit_processes import side_by_side
+from ..paths import resolve_cache_dir
+from .attack_columns import IN_CORPUS, READING
+
+
+def build_scorers(
+    chunks: Sequence[Chunk],
+    reading: TextAttacker | None = None,
+    *,
+    in_corpus: bool = True,
+    random_state: int = 0,
+    families: Sequence[str] = ("word",),
+    embed=None,
+    vectors: np.ndarray | None = None,
+    cache_dir: str | None = "",
+    lineup: int | None = LINEUP_COMPANIES,
+) -> dict[str, ReleaseScorer]:
+    """Scorers of the pre-release ``chunks``: reading (when fitted attacker given), the panel's
+    other ``families`` fitted on the same reading (``reading.units_``; ``embed`` embeds texts
+    for the embedding family, ``vectors`` are the chunks' embeddings; ``cache_dir``: where the
+    fitted panel is cached, "" the default folder, None nowhere), in-corpus. ``lineup``: the
+    panel and the in-corpus attacker name a text among at most this many companies
+    (``measure/lineups.py``; the reading attacker was fitted with its own)."""
+    texts = [c.text for c in chunks]
+    labels = [c.protected for c in chunks]
+    docs = [c.doc_id for c in chunks]
+    cache = resolve_cache_dir(cache_dir)
+    key = pre_scores_key(texts, labels, docs, reading, in_corpus=in_corpus, random_state=random_state,
+                         families=families, vectors=vectors, lineup=lineup)  # fmt: skip
+    memo = DiskMemo(cache, "pre_release_scores")
+    pre = memo.get(key)[1] if key is not None else None
+    pre = pre if isinstance(pre, dict) else {}
+    scorers: dict[str, ReleaseScorer] = {}
+    others = [f for f in families if f != "word"]
+    units: tuple[list[str], list[str], list[str]] | None = getattr(reading, "units_", None)
+    fit_panel = None
+    if reading is not None and others and units is not None:
+        read_texts, read_labels, read_docs = units
+        fit_panel = functools.partial(fitted_panel, read_texts, read_labels, read_docs, others,
+                                      embed=embed, cache_dir=cache, random_state=random_state,
+                                      lineup=lineup)  # fmt: skip
+    fit_corpus = (functools.partial(in_corpus_attacker, texts, labels, docs, random_state, cache, lineup)
+                  if in_corpus else None)  # fmt: skip
+    # the panel's char fit holds one core for minutes: the in-corpus folds fill the other
+    panel, model = side_by_side(fit_panel, fit_corpus)
+    if reading is not None:
+        scorers[READING] = ReleaseScorer(reading, texts, labels, docs, name=READING,
+                                         pre_log_proba=pre.get(READING, {}).get("log_proba"))
+        if panel is not None:
+            scorers.update(family_scorers(panel, texts, labels, docs, vectors=vectors, embed=embed,
+                                          pre=pre))  # fmt: skip
+    if model is not None:
+        scorers[IN_CORPUS] = ReleaseScorer(model, texts, labels, docs, name=IN_CORPUS,
+                                           pre_log_proba=pre.get(IN_CORPUS, {}).get("log_proba"))
+    if key is not None and set(pre) != set(scorers):
+        memo.put(key, {name: pre_scores(s) for name, s in scorers.items()})
+    return scorers
+
+
+def pre_scores_key(texts, labels, docs, reading, *, in_corpus: bool, random_state: int,
+                   families: Sequence[str], vectors, lineup: int | None = None) -> str | None:
+    """Key of the attackers' pre-release scores of a corpus (``build_scorers``): what each
+    attacker is fitted on and with, and the texts it scores. None (not kept) when the reading
+    attacker does not carry its units, or the embedding family would embed without ``vectors``
+    (the key cannot name the model then)."""
+    units = getattr(reading, "units_", None)
+    if reading is not None and units is None:
+        return None
+    if reading is not None and "embedding" in families and vectors is None:
+        return None
+    settings = {} if reading is None else {k: repr(v) for k, v in vars(reading).items() if not k.endswith("_")}
+    size = effective_size(len(set(labels)), lineup)  # None when one line-up holds them all
+    return content_key(
+        "pre_release_scores", type(reading).__name__, settings, *([] if size is None else [lineup_key(size)]),
+        [texts_digest(map(str, u)) for u in units] if units is not None else None,
+        sorted(families), in_corpus, random_state, texts_digest(texts), texts_digest(labels),
+        texts_digest(docs), None if vectors is None else np.ascontiguousarray(vectors),
+        sklearn.__version__)  # fmt: skip
+
+
+def in_corpus_attacker(texts: Sequence[str], labels: Sequence[str], docs: Sequence[str],
+                       random_state: int, cache_dir, lineup: int | None = None) -> CrossFittedAttacker:
+    """The in-corpus attacker cross-fitted on the chunks (SPEC §8; with line-ups of at most
+    ``lineup`` companies), kept on disk by a hash of what it learns from (``disk_memo``;
+    ``cache_dir`` None: fitted every time)."""
+    size = effective_size(len(set(labels)), lineup)
+    key = content_key("in_corpus", texts_digest(texts), texts_digest(labels), texts_digest(docs),
+                      random_state, sklearn.__version__, *([] if size is None else [lineup_key(size)]))  # fmt: skip
+    return DiskMemo(cache_dir, "in_corpus_attackers").get_or_compute(
+        key, lambda: CrossFittedAttacker(random_state=random_state, lineup=size).fit(texts, labels, docs))
