@@ -342,21 +342,22 @@ def cluster_table(
     mixture, labels: np.ndarray, chunks: Sequence[Chunk], protect: str = "protected"
 ) -> pd.DataFrame:
     """One row per fitted component: chunks (MAP labels), weight π, concentration ρ, documents
-    and distinct values of the protected column (swaps need two of them in a cluster)."""
-    rows = []
-    for k in range(int(mixture.n_components_)):
-        members = [ch for ch, lab in zip(chunks, labels, strict=True) if lab == k]
-        rows.append(
-            {
-                "cluster": k,
-                "chunks": len(members),
-                "weight π": float(mixture.weights_[k]),
-                "concentration ρ": float(mixture.concentrations_[k]),
-                "documents": len({ch.doc_id for ch in members}),
-                f"distinct {protect}": len({ch.protected for ch in members}),
-            }
-        )
-    return pd.DataFrame(rows)
+    and distinct values of the protected column (swaps need two of them in a cluster). Grouped
+    once (a pass over every chunk per component took 0.6 s of each Clusters page run at 100k)."""
+    k = int(mixture.n_components_)
+    members = pd.DataFrame({"label": np.asarray(labels, dtype=np.int64),
+                            "doc": [ch.doc_id for ch in chunks],
+                            "value": [ch.protected for ch in chunks]}).groupby("label")
+    sizes, documents, values = (members.size(), members["doc"].nunique(), members["value"].nunique())
+    index = pd.RangeIndex(k)
+    return pd.DataFrame({
+        "cluster": np.arange(k),
+        "chunks": sizes.reindex(index, fill_value=0).to_numpy(dtype=np.int64),
+        "weight π": np.asarray(mixture.weights_[:k], dtype=float),
+        "concentration ρ": np.asarray(mixture.concentrations_[:k], dtype=float),
+        "documents": documents.reindex(index, fill_value=0).to_numpy(dtype=np.int64),
+        f"distinct {protect}": values.reindex(index, fill_value=0).to_numpy(dtype=np.int64),
+    })
 
 
 def pca_2d(x: np.ndarray) -> np.ndarray:
