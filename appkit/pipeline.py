@@ -219,30 +219,26 @@ def array_digest(x: np.ndarray) -> str:
 _DIGEST_LOCK = threading.Lock()
 
 
-_CHUNK_DIGESTS: OrderedDict[tuple[int, bool], tuple[Sequence[Chunk], str]] = OrderedDict()
+_CHUNK_DIGESTS: OrderedDict[int, tuple[Sequence[Chunk], str]] = OrderedDict()
 
 
-def chunks_digest(chunks: Sequence[Chunk], entities: bool = False) -> str:
-    """A content digest of a list of chunks (ids, documents and texts; with ``entities`` their
-    spans too), once per list object and process: a page's ``kept`` values are keyed by the same
-    100,990 passages (0.1–0.2 s each at 100k). The lists given are the process memos' own, which
-    nobody changes in place (``process_cached``)."""
+def chunks_digest(chunks: Sequence[Chunk]) -> str:
+    """A content digest of a list of chunks (ids, documents and texts), once per list object and
+    process: a page's ``kept`` values are keyed by the same 100,990 passages (0.1–0.2 s each at
+    100k). The lists given are the process memos' own, which nobody changes in place
+    (``process_cached``)."""
     from neswap_core.disk_memo import texts_digest
 
-    key = (id(chunks), entities)
     with _DIGEST_LOCK:
-        hit = _CHUNK_DIGESTS.get(key)
+        hit = _CHUNK_DIGESTS.get(id(chunks))
         if hit is not None and hit[0] is chunks:
             return hit[1]
-    value = texts_digest(part for ch in chunks for part in (
-        (ch.chunk_id, ch.doc_id, ch.text, repr(ch.entities)) if entities else (ch.chunk_id, ch.doc_id, ch.text)))
+    value = texts_digest(part for ch in chunks for part in (ch.chunk_id, ch.doc_id, ch.text))
     with _DIGEST_LOCK:
-        _CHUNK_DIGESTS[key] = (chunks, value)  # holding the list keeps its id from being reused
+        _CHUNK_DIGESTS[id(chunks)] = (chunks, value)  # holding the list keeps its id from being reused
         while len(_CHUNK_DIGESTS) > 8:
             _CHUNK_DIGESTS.popitem(last=False)
     return value
-
-
 
 
 def corpus_digest(corpus: Corpus) -> str:

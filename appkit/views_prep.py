@@ -9,7 +9,6 @@ from __future__ import annotations
 import html
 import re
 import warnings
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,6 +24,7 @@ from neswap_core.config import (
     ROLE_NAMES,
     URL_PLACEHOLDER,
 )
+from neswap_core.text.contingency import EMPTY
 from neswap_core.text.loading import load_uploaded
 
 from .pipeline import _Memo, corpus_digest, kept, kept_ready
@@ -297,11 +297,13 @@ def entity_summary(chunks: Sequence[Chunk], z: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def top_values(chunks: Sequence[Chunk], category: str, k: int = 8) -> list[tuple[str, int]]:
-    """The ``k`` most frequent entity strings of a category (mentions)."""
-    return Counter(
-        s.text for ch in chunks for s in ch.entities if s.category == category
-    ).most_common(k)
+def top_values(entities: pd.DataFrame, category: str, k: int = 8) -> list[tuple[str, int]]:
+    """The ``k`` most frequent entity strings of a category (mentions; ties alphabetical), read
+    from the entity table (``views_entities.entity_frame``): a pass over every span per category
+    took 0.3 s of each Entities page run at 100k passages."""
+    rows = entities[entities["category"] == category].sort_values(
+        ["mentions", "entity"], ascending=[False, True], kind="stable").head(k)
+    return [(str(e), int(n)) for e, n in zip(rows["entity"], rows["mentions"], strict=True)]
 
 
 def filter_chunks(
@@ -310,23 +312,20 @@ def filter_chunks(
     """Chunks with an entity in ``categories`` (all if empty), in ``doc_ids`` (all if empty),
     and whose text or entity values contain ``query`` (case-insensitive; ignored if blank)."""
     cats, docs, q = set(categories), set(doc_ids), query.strip().lower()
-    out = []
-    for ch in chunks:
-        if docs and ch.doc_id not in docs:
-            continue
-        spans = [s for s in ch.entities if not cats or s.category in cats]
-        if cats and not spans:
-            continue
-        if q and q not in ch.text.lower():
-            continue
-        out.append(ch)
-    return out
+    if not (cats or docs or q):
+        return list(chunks)
+    return [ch for ch in chunks
+            if (not docs or ch.doc_id in docs)
+            and (not cats or any(s.category in cats for s in ch.entities))
+            and (not q or q in ch.text.lower())]
 
 
-def chunks_with_categories(chunks: Sequence[Chunk], categories: Sequence[str]) -> int:
-    """Number of chunks holding at least one entity of any of ``categories``."""
-    cats = set(categories)
-    return sum(1 for ch in chunks if any(s.category in cats for s in ch.entities))
+def chunks_with_categories(z: pd.DataFrame, categories: Sequence[str]) -> int:
+    """Number of chunks holding at least one entity of any of ``categories``, from the
+    contingency table z (one row per chunk; ``""`` = none): a pass over every span took
+    0.5 s of each Entities page run at 100k passages."""
+    cats = [c for c in categories if c in z.columns]
+    return int((z[cats] != EMPTY).to_numpy().any(axis=1).sum()) if cats and len(z) else 0
 
 
 # --- clusters ----------------------------------------------------------------------------------

@@ -134,7 +134,7 @@ swap = [c for c in CATEGORIES if roles[c] == "S"]
 changed = [c for c in CATEGORIES if roles[c] == "C"]
 st.markdown(f"**Swap-eligible categories (S):** {', '.join(swap) or 'none'}")
 if changed:
-    hit = chunks_with_categories(chunks, changed)
+    hit = chunks_with_categories(z, changed)
     st.caption(
         f"{', '.join(changed)} mentions will be replaced by a placeholder in {hit} chunk(s)."
     )
@@ -142,7 +142,7 @@ if not swap:
     st.warning(
         "No category has role S, so nothing will be swapped. Give at least one category the role S."
     )
-elif chunks_with_categories(chunks, swap) == 0:
+elif chunks_with_categories(z, swap) == 0:
     st.warning(
         "No entities in the chosen categories: give another category role S or add entities below."
     )
@@ -225,6 +225,6 @@ if j:
         for cat in j:
             st.markdown(
                 f"**{cat}:** "
-                + (", ".join(f"{md_text(v)} ({n})" for v, n in top_values(chunks, cat))
+                + (", ".join(f"{md_text(v)} ({n})" for v, n in top_values(entities, cat))
                    or "none")
             )

@@ -480,3 +480,38 @@ def test_the_cluster_table_counts_what_one_pass_per_cluster_counted():
     table = vp.cluster_table(mixture, labels, chunks, "company")
     pd.testing.assert_frame_equal(table, expected)
     assert table.loc[3, "chunks"] == 0
+
+
+def test_the_entities_pages_counts_come_from_its_kept_tables():
+    """Issue 21: the Entities page passed over every entity span for each count and each list of
+    frequent values (about 0.8 s of every run at 100k passages); they now come from the kept
+    tables (z, the entity table): the same counts, ties of the frequent values alphabetical."""
+    from collections import Counter
+
+    import appkit.views_entities as ve
+    import appkit.views_prep as vp
+    from neswap_core.text.contingency import contingency_table
+
+    rng = np.random.default_rng(5)
+    cats = ["Organization", "Person", "Product", "Location", "Date", "Event"]
+    words = ["Acme", "Bolt", "Cora", "Dune", "Echo"]
+    chunks = []
+    for i in range(300):
+        spans, text = [], f"passage {i}:"
+        for _ in range(int(rng.integers(0, 4))):
+            value, cat = str(rng.choice(words)), str(rng.choice(cats[:4]))
+            spans.append(EntitySpan(len(text) + 1, len(text) + 1 + len(value), "X", cat, value))
+            text += " " + value
+        chunks.append(Chunk(f"d{i % 9}#{i:04d}", f"d{i % 9}", i, text, f"c{i % 9}", tuple(spans)))
+    z, entities = contingency_table(chunks), ve.entity_frame(chunks, {})
+    for chosen in (["Organization"], ["Person", "Product"], ["Date"], [], cats):
+        naive = sum(1 for ch in chunks if any(s.category in chosen for s in ch.entities))
+        assert vp.chunks_with_categories(z, chosen) == naive, chosen
+    for cat in cats:
+        counts = Counter(s.text for ch in chunks for s in ch.entities if s.category == cat)
+        expected = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+        assert vp.top_values(entities, cat, 3) == expected, cat
+    assert vp.filter_chunks(chunks, [], [], " ") == chunks
+    picked = vp.filter_chunks(chunks, ["Person"], ["d1", "d2"], "acme")
+    assert picked == [ch for ch in chunks if ch.doc_id in {"d1", "d2"} and "acme" in ch.text.lower()
+                      and any(s.category == "Person" for s in ch.entities)] and picked
