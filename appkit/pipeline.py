@@ -167,17 +167,19 @@ def unpack_uploads(payload: bytes) -> list[tuple[str, bytes]]:
         return [(n, zf.read(n)) for n in zf.namelist()]
 
 
-def kept(kind: str, parts: list, compute: Callable[[], Any], *, backend: str | None = None) -> Any:
+def kept(kind: str, parts: list, compute: Callable[[], Any], *, backend: str | None = None,
+         mapped: bool = False) -> Any:
     """``compute()``, kept on disk as well (``CACHE_DIR``/memo/app_<kind>) under ``parts``, the
     models that made it (the NER pipeline's fingerprint; the encoder of ``backend``) and the
     core's code: a restarted server reads the corpus and its chunks back instead of parsing,
     looking up and tagging every passage again (issue 21: at 10k chunks about 4 s of each
     page's first draw after a restart, ten times that at 100k). ``parts`` must name the value's
-    inputs by content (an upload's content key, ``corpus_digest``), never by a path."""
+    inputs by content (an upload's content key, ``corpus_digest``), never by a path. ``mapped``:
+    its arrays are read back memory-mapped and read-only (``DiskMemo``), without a copy."""
     from neswap_core.disk_memo import DiskMemo, content_key
 
     key = content_key("app", kind, parts, _models(backend))
-    return DiskMemo(CACHE_DIR, f"app_{kind}", max_entries=4).get_or_compute(key, compute)
+    return DiskMemo(CACHE_DIR, f"app_{kind}", max_entries=4, mapped=mapped).get_or_compute(key, compute)
 
 
 def _models(backend: str | None) -> list[str]:
@@ -239,6 +241,16 @@ def chunks_digest(chunks: Sequence[Chunk]) -> str:
         while len(_CHUNK_DIGESTS) > 8:
             _CHUNK_DIGESTS.popitem(last=False)
     return value
+
+
+def _known_digest(chunks: Sequence[Chunk], value: str) -> None:
+    """Record ``value`` as ``chunks_digest(chunks)``: a list made from chunks of known content by
+    a keyed step (the roles) is named by their digest and that key, not hashed again (0.2 s at
+    100k for each page's first draw)."""
+    with _DIGEST_LOCK:
+        _CHUNK_DIGESTS[id(chunks)] = (chunks, value)
+        while len(_CHUNK_DIGESTS) > 8:
+            _CHUNK_DIGESTS.popitem(last=False)
 
 
 def corpus_digest(corpus: Corpus) -> str:
@@ -376,7 +388,7 @@ def chunk_embeddings(chunks_key: str, backend: str, _chunks: list[Chunk],
         return embed_chunks(_chunks, _Reporting(embedder(backend), _progress, "passages embedded"))
 
     return _EMBEDDINGS.get(chunks_key, lambda: _read_only(kept(
-        "embeddings", [chunks_key, chunks_digest(_chunks)], embed, backend=backend)))
+        "embeddings", [chunks_key, chunks_digest(_chunks)], embed, backend=backend, mapped=True)))
 
 
 def role_inputs(key: str, backend: str, _chunks: list[Chunk], _x: np.ndarray, _roles: dict,
@@ -391,10 +403,16 @@ def role_inputs(key: str, backend: str, _chunks: list[Chunk], _x: np.ndarray, _r
         return role_changes(_chunks, _x, *release_inputs(_chunks, _x, _roles, model.encode))
 
     def make():
-        changes = kept("pre_swap_rows", [key, chunks_digest(_chunks)], apply,
-                       backend=backend)
-        chunks, x = changes.applied_to(_chunks, _x)
-        return chunks, (_x if x is _x else _read_only(x))
+        content = chunks_digest(_chunks)
+        changes = kept("pre_swap_rows", [key, content], apply, backend=backend)
+        chunks = changes.chunks_applied_to(_chunks)
+        # the vectors whole, read back mapped: applying the changed rows to a copy of every
+        # vector took 0.36 s of each page's first draw after a restart at 100k passages
+        x = _x if changes.rows is None else _read_only(kept(
+            "pre_swap_vectors", [key, content], lambda: changes.vectors_applied_to(_x),
+            backend=backend, mapped=True))
+        _known_digest(chunks, hashlib.sha256(f"{content}/{key}".encode()).hexdigest())
+        return chunks, x
 
     return _PRE_SWAP.get(key, make)
 
@@ -412,14 +430,20 @@ class RoleChanges:
     row_positions: np.ndarray
 
     def applied_to(self, chunks: list[Chunk], x: np.ndarray) -> tuple[list[Chunk], np.ndarray]:
+        return self.chunks_applied_to(chunks), self.vectors_applied_to(x)
+
+    def chunks_applied_to(self, chunks: list[Chunk]) -> list[Chunk]:
         out = list(chunks)
         for i, chunk in zip(self.positions.tolist(), self.chunks, strict=True):
             out[i] = chunk
+        return out
+
+    def vectors_applied_to(self, x: np.ndarray) -> np.ndarray:
         if self.rows is None:
-            return out, x
+            return x
         y = np.array(x, copy=True)
         y[self.row_positions] = self.rows
-        return out, y
+        return y
 
 
 def role_changes(before: list[Chunk], x: np.ndarray, after: list[Chunk], y: np.ndarray) -> RoleChanges:

@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import fast_unpickle
+from . import fast_unpickle, mapped_pickle
 
 T = TypeVar("T")
 #: The memo folder inside the cache folder.
@@ -89,9 +89,14 @@ class DiskMemo:
     """Values of one kind (``kind``: a folder name) kept under ``cache_dir``/memo, at most
     ``max_entries`` of them; ``cache_dir`` None keeps nothing (every call computes)."""
 
-    def __init__(self, cache_dir: str | Path | None, kind: str, max_entries: int = MAX_ENTRIES) -> None:
+    def __init__(self, cache_dir: str | Path | None, kind: str, max_entries: int = MAX_ENTRIES,
+                 mapped: bool = False) -> None:
         self.folder = None if cache_dir is None else Path(cache_dir) / MEMO_FOLDER / kind
         self.max_entries = max_entries
+        #: Arrays kept out of band and read back memory-mapped, read-only (``mapped_pickle``):
+        #: a large array is then read without a copy (the page cache's pages, shared by every
+        #: process that reads it) instead of unpickled into fresh memory.
+        self.mapped = mapped
 
     def get(self, key: str) -> tuple[bool, Any]:
         """(found, value) of ``key``."""
@@ -99,8 +104,11 @@ class DiskMemo:
             return False, None
         path = self.folder / f"{key}.pkl"
         try:
-            with path.open("rb") as fh:
-                value = fast_unpickle.load(fh)
+            if self.mapped:
+                value = mapped_pickle.load(path)
+            else:
+                with path.open("rb") as fh:
+                    value = fast_unpickle.load(fh)
         except FileNotFoundError:
             return False, None
         except Exception:  # noqa: BLE001 - a damaged entry is recomputed and replaced
@@ -120,6 +128,10 @@ class DiskMemo:
         tmp_name = None
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
+            if self.mapped:  # written atomically by mapped_pickle itself
+                mapped_pickle.dump(value, self.folder / f"{key}.pkl")
+                self._prune()
+                return
             with tempfile.NamedTemporaryFile(dir=self.folder, delete=False, suffix=".tmp") as tmp:
                 tmp_name = tmp.name
                 pickle.dump(value, tmp, protocol=pickle.HIGHEST_PROTOCOL)

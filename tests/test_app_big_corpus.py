@@ -231,8 +231,11 @@ def test_a_restarted_server_reads_the_sweep_and_the_checks_back_and_keeps_only_c
     sweep = stage.sweep()
     table = stage.table()
     pre_chunks, pre_x = stage.pre_swap()
-    kept_rows = (ap.CACHE_DIR / MEMO_FOLDER / "app_pre_swap_rows").glob("*.pkl")
-    changes = pickle.loads(max(kept_rows, key=lambda p: p.stat().st_mtime_ns).read_bytes())  # just used
+    from neswap_core.disk_memo import content_key
+
+    key = content_key("app", "pre_swap_rows", [stage.roles_key, ap.chunks_digest(stage.chunks())],
+                      ap._models(stage.backend))  # this stage's entry (the cache is shared by test workers)
+    changes = pickle.loads((ap.CACHE_DIR / MEMO_FOLDER / "app_pre_swap_rows" / f"{key}.pkl").read_bytes())
     changed = [i for i, (a, b) in enumerate(zip(stage.chunks(), pre_chunks, strict=True)) if a != b]
     assert 0 < len(changed) < len(pre_chunks)
     assert changes.positions.tolist() == changed and len(changes.chunks) == len(changed)
@@ -251,11 +254,19 @@ def test_a_restarted_server_reads_the_sweep_and_the_checks_back_and_keeps_only_c
     import neswap_core.measure.risk as risk
 
     monkeypatch.setattr(risk, "fit_risk", again)  # nor the risk profiles (the table at N)
+    monkeypatch.setattr(ap.RoleChanges, "vectors_applied_to", again)  # read back whole, mapped
     restarted = ap.Stage(settings(ws), ws)
     assert checks.corpus_problems(restarted) == problems
     back_chunks, back_x = restarted.pre_swap()
     assert back_chunks == pre_chunks and not back_x.flags.writeable
     np.testing.assert_array_equal(back_x, pre_x)
+    import mmap
+
+    base = back_x
+    while isinstance(base, np.ndarray) and base.base is not None:
+        base = base.base
+    assert isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap)  # the page cache's, no copy
+    assert ap.chunks_digest(back_chunks) == ap.chunks_digest(back_chunks)  # known, not hashed
     back = restarted.sweep()
     assert back.combinations == sweep.combinations
     for a, b in zip(back.draws, sweep.draws, strict=True):
