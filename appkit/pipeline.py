@@ -659,15 +659,24 @@ class Stage:
                        s["mixture_seed"], s["n_init"], s["max_iter"]])
 
     def mixture(self, progress: Callable | None = None):
-        """The fitted mixture; also persisted in the workspace so a restart does not refit."""
+        """The fitted mixture; also persisted in the workspace so a restart does not refit, and
+        read back as its attributes (``mixture_state.StoredMixture``: no scikit-learn import
+        until a method is called)."""
+        from .mixture_state import mixture_state
+
         key = self.mixture_key
-        stored = self.workspace.get_artifact("mixture", key)
-        if stored is not None:
-            return _stored_mixture(key, stored)
-        _, x = self.pre_swap()
-        payload = pickle.dumps(mixture(key, x, self.config, progress))
-        self.workspace.put_artifact("mixture", key, payload)
-        return _stored_mixture(key, payload)
+        state = self.workspace.get_artifact("mixture_state", key)
+        if state is None:
+            stored = self.workspace.get_artifact("mixture", key)
+            if stored is None:
+                _, x = self.pre_swap()
+                fitted = mixture(key, x, self.config, progress)
+                self.workspace.put_artifact("mixture", key, pickle.dumps(fitted))
+            else:  # a workspace of an earlier version: its pickled estimator
+                fitted = pickle.loads(stored)
+            state = mixture_state(fitted)
+            self.workspace.put_artifact("mixture_state", key, state)
+        return _stored_mixture(key, state)
 
     @property
     def sweep_key(self) -> str:
@@ -799,5 +808,7 @@ def load_steps(stage: Stage, steps, report: Callable[[float, str], None]) -> Non
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _stored_mixture(key: str, _payload: bytes):
-    return pickle.loads(_payload)
+def _stored_mixture(key: str, _state: bytes):
+    from .mixture_state import StoredMixture
+
+    return StoredMixture(_state)

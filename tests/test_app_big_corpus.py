@@ -13,6 +13,7 @@ from appkit import pipeline as ap
 from appkit.widgets import page_bounds
 from neswap_core.corpus import Chunk, EntitySpan
 from neswap_core.models.embedding import Embedder
+from neswap_core.models.mixture import SphericalMixture
 
 
 class HashModel:
@@ -309,8 +310,8 @@ def test_a_restarted_server_reads_the_cluster_map_back_and_a_stage_builds_its_co
         raise AssertionError("computed again after a restart")
 
     restart_server()
-    monkeypatch.setattr(type(mixture), "predict", again)
-    monkeypatch.setattr(type(mixture), "predict_proba", again)
+    monkeypatch.setattr(SphericalMixture, "predict", again)
+    monkeypatch.setattr(SphericalMixture, "predict_proba", again)
     monkeypatch.setattr(vp, "map_frame", again)
     monkeypatch.setattr(vp, "pca_2d", again)
     monkeypatch.setattr(ve, "entity_frame", again)
@@ -381,7 +382,7 @@ def test_a_page_run_does_no_work_proportional_to_the_corpus_twice(tmp_path, monk
     monkeypatch.setattr(checks, "duplicate_problem", again)
     monkeypatch.setattr(checks, "check_swappable", again)
     monkeypatch.setattr(vp, "map_frame", again)
-    monkeypatch.setattr(type(mixture), "predict", again)
+    monkeypatch.setattr(SphericalMixture, "predict", again)
     monkeypatch.setattr(ve, "entity_frame", again)
     monkeypatch.setattr(vp, "document_table", again)
     monkeypatch.setattr(contingency, "contingency_table", again)
@@ -526,3 +527,37 @@ def test_the_entities_pages_counts_come_from_its_kept_tables():
     picked = vp.filter_chunks(chunks, ["Person"], ["d1", "d2"], "acme")
     assert picked == [ch for ch in chunks if ch.doc_id in {"d1", "d2"} and "acme" in ch.text.lower()
                       and any(s.category == "Person" for s in ch.entities)] and picked
+
+
+def test_a_stored_mixture_reads_its_attributes_without_scikit_learn_and_pickles_as_the_estimator(
+        tmp_path):
+    """Issue 21: the Clusters and Swaps pages unpickled the fitted mixture, a scikit-learn
+    estimator (0.6 s of import on each first draw after a restart), to read its attributes. A
+    ``StoredMixture`` holds them; its methods are the estimator's; pickled, it is the estimator's
+    bytes (the candidates' memo key pickles the mixture: the app and the CLI must agree)."""
+    import pickle
+    import subprocess
+    from pathlib import Path
+
+    from appkit.mixture_state import StoredMixture, mixture_state
+    from neswap_core.models.mixture import SphericalMixture
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(300, 8)) + np.repeat(np.eye(8)[:3] * 4, 100, axis=0)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    fitted = SphericalMixture(family="pkb", n_components=3, random_state=0).fit(x)
+    stored = StoredMixture(mixture_state(fitted))
+    for name in ("weights_", "means_", "concentrations_", "n_components_", "converged_", "n_iter_"):
+        np.testing.assert_array_equal(getattr(stored, name), getattr(fitted, name))
+    np.testing.assert_array_equal(stored.predict_proba(x), fitted.predict_proba(x))
+    assert pickle.dumps(stored, protocol=4) == pickle.dumps(fitted, protocol=4)
+    assert pickle.dumps(pickle.loads(pickle.dumps(stored)), protocol=4) == pickle.dumps(fitted, protocol=4)
+    (tmp_path / "state.pkl").write_bytes(mixture_state(fitted))
+    root = Path(ap.__file__).resolve().parent.parent
+    probe = ("import sys; from pathlib import Path; from appkit.mixture_state import StoredMixture; "
+             f"m = StoredMixture(Path({str(tmp_path / 'state.pkl')!r}).read_bytes()); "
+             "print(int(m.n_components_), float(m.weights_.sum()) > 0.99, 'sklearn' in sys.modules); "
+             "m.predict; print('sklearn' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [str(fitted.n_components_), "True", "False", "True"]
