@@ -396,9 +396,9 @@ def role_inputs(key: str, backend: str, _chunks: list[Chunk], _x: np.ndarray, _r
     """Pre-swap chunks and vectors (C/U operators applied); the vectors are ``_x`` itself when the
     roles change no text, else one read-only array with the changed rows re-embedded (progress
     announced by Stage.load). Kept on disk as the rows the roles changed (``role_changes``)."""
-    from neswap_core.generate.context import release_inputs
-
     def apply() -> RoleChanges:
+        from neswap_core.generate.context import release_inputs  # scikit-learn: only to compute
+
         model = _Reporting(embedder(backend), _progress, "passages re-embedded with placeholders")
         return role_changes(_chunks, _x, *release_inputs(_chunks, _x, _roles, model.encode))
 
