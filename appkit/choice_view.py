@@ -83,8 +83,8 @@ def plain(text: str) -> str:
 
 def _pin(stage, table) -> dict:
     """run.toml's pin for the analyst's pinned release: a plan by its plan and stage (as
-    ``views_export.pin_plan`` stored them), any other candidate of these settings by its id."""
-    from .views_export import PLAN_SETTING
+    ``views_plans.pin_plan`` stored them), any other candidate of these settings by its id."""
+    from .views_plans import PLAN_SETTING
 
     s = stage.settings
     chosen = s.get("chosen_release")

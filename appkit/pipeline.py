@@ -807,8 +807,13 @@ def load_steps(stage: Stage, steps, report: Callable[[float, str], None]) -> Non
     report(1.0, "ready")
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
+_MIXTURES = _Memo(16)
+
+
 def _stored_mixture(key: str, _state: bytes):
+    """The mixture of ``key``, once per server process. A process memo, not
+    ``st.cache_resource``: Streamlit's checks of a cached value's class made the estimator (and
+    imported scikit-learn) that ``StoredMixture`` exists to avoid."""
     from .mixture_state import StoredMixture
 
-    return StoredMixture(_state)
+    return _MIXTURES.get(key, lambda: StoredMixture(_state))

@@ -20,13 +20,11 @@ import streamlit as st
 from neswap_core import (
     Corpus,
     ReleaseResult,
-    build_scorers,
     finish_release,
     key_files,
     release_bundle,
     report_html,
 )
-from neswap_core.choose.chosen import find_plan_release
 from neswap_core.choose.review import decision_rows
 from neswap_core.choose.sources import PlanStage
 from neswap_core.config import IDENTIFYING_COLUMNS, RunConfig
@@ -40,8 +38,6 @@ from .pipeline import _Memo, digest
 from .widgets import md_text, run_with_progress
 
 ACCEPTED_SETTING = "accepted_leaks"
-#: Setting of a pinned plan release: {"release_id", "plan", "stage_index"} (its identity).
-PLAN_SETTING = "chosen_plan"
 
 
 def publishable_options(corpus: Corpus) -> list[str]:
@@ -124,25 +120,6 @@ def leak_gate(ws, stored: list[str], hits: Sequence[LeakHit]) -> set[tuple[str, 
 
 
 # --- pinning a plan release ------------------------------------------------------------------------
-def pinned_plan(stage, plans) -> str | None:
-    """The plan release the analyst pinned, found by its plan and stage (None if none or gone)."""
-    pinned = stage.settings.get(PLAN_SETTING) or {}
-    if plans is None or pinned.get("release_id") != stage.settings.get("chosen_release"):
-        return None
-    return find_plan_release(plans, pinned.get("plan", {}), int(pinned.get("stage_index", 0)))
-
-
-def pin_plan(ws, plans, release_id: str) -> None:
-    """Pin a plan candidate for export: its id for the pages, its plan and stage as identity."""
-    from .state import save_settings
-
-    identity = PlanStage(plans, release_id).identity()
-    save_settings(ws, chosen_release=release_id,
-                  **{PLAN_SETTING: {"release_id": release_id, "plan": identity["release_plan"],
-                                    "stage_index": identity["release_stage"]}})
-
-
-# --- the release to export ----------------------------------------------------------------------------
 def corpus_label(stage) -> str:
     """run.toml's corpus: the sample's path, or a placeholder for uploaded files."""
     return "data/sample" if stage.source == "sample" else "PATH/TO/YOUR/FILES"
@@ -183,6 +160,7 @@ def _scorers(key: str, _chunks, _pre_swap, _reading, _corpus, seed: int,
              lineup: int | None = None) -> dict:
     """The CLI's attackers: the attacker panel (on the corpus's reading) and the in-corpus one,
     trained once per corpus and roles (process-wide), with a progress bar and the time left."""
+    from neswap_core import build_scorers  # the attackers bring scikit-learn: only to train them
     from neswap_core.measure.reading import reading_attacker
 
     from .pipeline import CACHE_DIR, embedder

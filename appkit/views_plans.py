@@ -15,12 +15,17 @@ from functools import cached_property
 import pandas as pd
 
 from neswap_core import Chunk
+from neswap_core.choose.chosen import find_plan_release
 from neswap_core.choose.plan_grid import PlanCandidates
+from neswap_core.choose.sources import PlanStage as PlanCandidate
 from neswap_core.config import MASK_PLACEHOLDER
 from neswap_core.generate.plan_engine import PlanResult, PlanStage
 from neswap_core.generate.plans import Change
 
 from .widgets import delta, highlight
+
+#: Setting of a pinned plan release: {"release_id", "plan", "stage_index"} (its identity).
+PLAN_SETTING = "chosen_plan"
 
 KIND_LABELS = {"swap": "swapped entities", "term": "swapped distinctive terms",
                "one-vs-many": "leftover moved (one-vs-many)", "redact": "redacted word"}  # fmt: skip
@@ -170,9 +175,8 @@ def render_plan_review(candidates: PlanCandidates, release_id: str, stage, ws) -
     import streamlit as st
 
     from .state import save_decision
-    review = ReviewedPlan(candidates, release_id, ws.decisions(stage.review_key))
-    from .views_export import pin_plan, pinned_plan
 
+    review = ReviewedPlan(candidates, release_id, ws.decisions(stage.review_key))
     if pinned_plan(stage, candidates) != release_id:
         st.button("Use this release for export", key="plan_use", on_click=pin_plan,
                   args=(ws, candidates, release_id),
@@ -204,3 +208,24 @@ def render_plan_review(candidates: PlanCandidates, release_id: str, stage, ws) -
             right.text_input("Note (optional)", key=note_key, disabled=not review.decision(change),
                              on_change=save_decision,
                              args=(ws, stage.review_key, change.key, decision_key, note_key))  # fmt: skip
+
+
+def pinned_plan(stage, plans) -> str | None:
+    """The plan release the analyst pinned, found by its plan and stage (None if none or gone)."""
+    pinned = stage.settings.get(PLAN_SETTING) or {}
+    if plans is None or pinned.get("release_id") != stage.settings.get("chosen_release"):
+        return None
+    return find_plan_release(plans, pinned.get("plan", {}), int(pinned.get("stage_index", 0)))
+
+
+def pin_plan(ws, plans, release_id: str) -> None:
+    """Pin a plan candidate for export: its id for the pages, its plan and stage as identity."""
+    from .state import save_settings
+
+    identity = PlanCandidate(plans, release_id).identity()
+    save_settings(ws, chosen_release=release_id,
+                  **{PLAN_SETTING: {"release_id": release_id, "plan": identity["release_plan"],
+                                    "stage_index": identity["release_stage"]}})
+
+
+# --- the release to export ----------------------------------------------------------------------------

@@ -134,7 +134,19 @@ def one_size(n: int, workdir: Path, company_words: int = 0) -> dict:
         "measured_on": (sample.to_dict() if (sample := result.candidates.ctx.sample) is not None
                         else "every document"),
         "worst_chunk_accuracy": float(np.nanmax(table["chunk_accuracy"])) if "chunk_accuracy" in table else None,
+        "released": _released_figures(table, result.choice.release_id),
     }  # fmt: skip
+
+
+def _released_figures(table, release_id: str) -> dict:
+    """The written release's measured figures (passages and documents named, words kept):
+    with ``--company-words`` the attackers have a signal, so these say whether it protects."""
+    rows = table[table["release_id"] == release_id] if "release_id" in table else table.iloc[:0]
+    if rows.empty:
+        return {}
+    row = rows.iloc[0]
+    return {name: float(row[name]) for name in ("chunk_accuracy", "document_accuracy", "words_unchanged", "du")
+            if name in row and row[name] == row[name]}
 
 
 def _slope(ns, ts) -> float:
@@ -185,6 +197,8 @@ def main() -> int:
             for stage, row in info["stages"].items():
                 print(f"{stage:<16}{row['s']:>9.2f}{row['cpu_s']:>9.2f}{row['peak_gb']:>9.2f}")
             print(f"texts embedded by run_release: {info.get('release_texts_embedded', 0):,}")
+            if info.get("released"):
+                print("written release: " + ", ".join(f"{k} {v:.3f}" for k, v in info["released"].items()))
             print("load after: " + "/".join(f"{x:.1f}" for x in info["load"]), flush=True)
     ns = [r["chunks"] for r in results]
     print("\nslope of log wall time on log n (1 = linear):")

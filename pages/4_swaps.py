@@ -3,7 +3,6 @@
 import streamlit as st
 
 from appkit import choice_view as cv
-from appkit import views_export as ve
 from appkit import views_plans as vp
 from appkit import views_release as vr
 from appkit.corpus_checks import show_corpus_problems
@@ -58,7 +57,7 @@ if int(s.get("plan_rounds", 0)) > 0:
 
 # --- which release ---------------------------------------------------------------------------------
 chosen_id, not_in_use = cv.release_in_use(stage, table)  # the core's choice (choice_view)
-chosen_id = ve.pinned_plan(stage, plans) or chosen_id  # a pinned plan release (Export writes it)
+chosen_id = vp.pinned_plan(stage, plans) or chosen_id  # a pinned plan release (Export writes it)
 if not_in_use and chosen_id in table.index:
     st.info(not_in_use, icon=":material/info:")
 ids = list(table.index) + (list(plans.table.index) if plans is not None else [])

@@ -447,11 +447,12 @@ def test_the_chunk_map_draws_a_seeded_sample_that_keeps_every_cluster():
     assert map_sample(few, limit=5_000) is few
 
 
-@pytest.mark.parametrize("page", ["1_corpus", "2_entities"])
+@pytest.mark.parametrize("page", ["1_corpus", "2_entities", "3_clusters", "4_swaps"])
 def test_the_first_pages_import_neither_scikit_learn_nor_scipys_optimizers(page):
     """Issue 21: every page's first draw after a restart imported scikit-learn and SciPy's
-    statistics and optimizers (about 1 s of 3.3–5.3 s at 100k passages), though the Corpus and
-    Entities pages fit, attack and optimise nothing. Their imports, run in a fresh interpreter."""
+    statistics and optimizers (about 1 s of 3.3–5.3 s at 100k passages), though pages 1–4 fit,
+    attack and optimise nothing once their results are kept (the mixture is read back as its
+    attributes: ``test_a_stored_mixture_…``). Their imports, run in a fresh interpreter."""
     import ast
     import subprocess
     from pathlib import Path
