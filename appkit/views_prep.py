@@ -184,19 +184,21 @@ def document_overview(key: str, threshold: float, _raw: Corpus, _clean, _chunked
             chunked = _chunked()
             return chunked.n_chunks(threshold), chunked.n_sentences, document_table(_raw, _clean, chunked, threshold)
 
-        return kept("overview", _overview_parts(key, threshold, _raw, _clean), compute)
+        return kept("overview", _overview_parts(key, threshold, _raw), compute)
 
     return _OVERVIEWS.get(key, make)
 
 
-def overview_ready(key: str, threshold: float, raw: Corpus, clean) -> bool:
+def overview_ready(key: str, threshold: float, raw: Corpus) -> bool:
     """Whether ``document_overview`` answers without the sentence distances (in memory or kept):
-    the Corpus page then prepares the corpus only up to its cleaning."""
-    return _OVERVIEWS.has(key) or kept_ready("overview", _overview_parts(key, threshold, raw, clean))
+    the Corpus page then prepares the corpus only up to its cleaning, with one progress display."""
+    return _OVERVIEWS.has(key) or kept_ready("overview", _overview_parts(key, threshold, raw))
 
 
-def _overview_parts(key: str, threshold: float, raw: Corpus, clean) -> list:
-    return [key, threshold, corpus_digest(raw), corpus_digest(clean.corpus)]
+def _overview_parts(key: str, threshold: float, raw: Corpus) -> list:
+    # the raw corpus by content; the clean one is made from it by the NER pipeline ``kept``
+    # names and the library's code, so it need not be cleaned to know whether the overview is kept
+    return [key, threshold, corpus_digest(raw)]
 
 
 def document_table(raw: Corpus, clean, chunked, threshold: float) -> pd.DataFrame:

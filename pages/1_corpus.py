@@ -156,13 +156,12 @@ with user_errors():
         check_swappable(raw)
     except CorpusError as exc:
         st.warning(f"{md_text(exc)} You can still inspect the text below.")
-    stage.load("clean")
-    clean = stage.clean()
     # The sentence distances (0.6 s to read back at 100k passages) only when the overview of
-    # this threshold is neither in memory nor kept: the chunking then shows its progress here.
+    # this threshold is neither in memory nor kept: one progress display either way.
     threshold = int(round(float(s["threshold"])))
-    ready = overview_ready(digest([stage.chunks_key, threshold]), threshold, raw, clean)
+    ready = overview_ready(digest([stage.chunks_key, threshold]), threshold, raw)
     show_corpus_problems(stage, documents=False, entities=False, upto="clean" if ready else "chunked")
+    clean = stage.clean()
 
 # --- chunking threshold --------------------------------------------------------------------------
 st.subheader("Documents and chunks")

@@ -330,7 +330,7 @@ def test_a_restarted_server_reads_the_cluster_map_back_and_a_stage_builds_its_co
                                   points)
     for back, first in zip(ve.entity_tables("e", restarted.chunks(), numbers), tables, strict=True):
         pd.testing.assert_frame_equal(back, first)
-    assert vp.overview_ready("o", 75.0, restarted.corpus(), restarted.clean())
+    assert vp.overview_ready("o", 75.0, restarted.corpus())
     n_back, sentences_back, docs_back = vp.document_overview("o", 75.0, restarted.corpus(), restarted.clean(),
                                                              again)  # the distances are not read
     assert (n_back, sentences_back) == overview[:2]
