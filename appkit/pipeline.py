@@ -511,8 +511,9 @@ def candidates(key: str, _sweep: Sweep, _config: RunConfig, _progress: Callable 
     """Every candidate of the config, the paper's and the plans' (``build_candidates``, as the
     CLI), without the attackers' columns (``measured`` adds them for the export). Kept on disk
     as well (``memo``: the core's run key), so a restarted server does not measure them again."""
-    return _CANDIDATES.get(key, lambda: build_candidates(_sweep, _config, progress=_progress,
+    made = _CANDIDATES.get(key, lambda: build_candidates(_sweep, _config, progress=_progress,
                                                          memo=True))
+    return at_population(key, made, _config.sweep.population)
 
 
 def measured(key: str, _candidates: Candidates, _config: RunConfig, _scorers: dict,
@@ -530,7 +531,18 @@ def measured(key: str, _candidates: Candidates, _config: RunConfig, _scorers: di
             _progress(1.0, "done")
         return out
 
-    return _CANDIDATES.get(key, make)
+    return at_population(key, _CANDIDATES.get(key, make), _config.sweep.population)
+
+
+_AT_POPULATION = _Memo(8)
+
+
+def at_population(key: str, found: Candidates, population: float) -> Candidates:
+    """``found`` (kept under ``key``, which leaves N out: N changes only DR) with its DR at the
+    population size N, made once per process: a change of N on the Frontier page measured every
+    candidate again (22 s on the dev corpus)."""
+    return _AT_POPULATION.get(digest([key, id(found), float(population)]),
+                              lambda: found.at_population(population))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -694,12 +706,13 @@ class Stage:
     @property
     def plans_key(self) -> str:
         """Key of the candidates: the sweep's key plus every setting ``build_candidates`` reads
-        (the plans, the document defence, the DP baseline's epsilons, N). The document section
-        was missing: a session's candidates served a run with other document levels."""
+        (the plans, the document defence, the DP baseline's epsilons). The document section
+        was missing: a session's candidates served a run with other document levels. N is left
+        out: it changes only DR, which ``at_population`` gives the candidates at any N."""
         cfg = self.config
         sections = cfg.to_dict()
         return digest([self.sweep_key, sections["plans"], sections["document"],
-                       cfg.sweep.dp_epsilons, cfg.sweep.population])
+                       cfg.sweep.dp_epsilons])
 
     @property
     def review_key(self) -> str:

@@ -243,3 +243,52 @@ def test_plan_grid_from_config_takes_every_plan_setting_and_the_sweep_seed():
     roles = {"Organization": "U", "Person": "S", "Product": "U", "Location": "F"}
     no_categories = RunConfig.of(plan_categories=[], roles=roles)  # [] = the S categories
     assert PlanGrid.from_config(no_categories).categories == (("Person",),)
+
+
+def test_another_population_moves_only_the_risk_columns_and_measures_nothing_again(monkeypatch):
+    """N enters only p̂ (SPEC §5). A change of N on the Frontier page built and measured every
+    candidate again (22 s on the dev corpus, issue 21): the candidates at another N are now the
+    kept ones with their DR re-read (``Candidates.at_population``; ``with_risk_columns`` for a
+    table kept on disk, whose key leaves N out), and equal the candidates built at that N."""
+    from neswap_core.choose import candidates as cm
+    from neswap_core.choose import plan_grid as pg
+    from neswap_core.choose.candidates import RISK_COLUMNS, with_risk_columns
+    from neswap_core.choose.memo_keys import candidate_settings
+
+    chunks = []  # locations repeated in part: a Pitman fit whose p̂ < 1 moves with N
+    for c in range(4):
+        for k in range(8):
+            ents = [("Organization", f"Org{c}"), ("Location", f"Loc{c}x{k if k < 5 else 'r'}"),
+                    ("Date", f"Day{k}")]  # fmt: skip
+            chunks.append(make_chunk(f"d{c}#{k:04d}", f"C{c}", ents, filler=f"Our {WORDS[f'C{c}']} grew"))
+    x = embed([c.text for c in chunks])
+    ctx = ReleaseContext(chunks, x, SphericalMixture(n_components=2, n_init=1, random_state=0).fit(x), embed)
+    sweep = sweep_releases(ctx, ["Organization", "Location"], combination_size=2, max_swaps=5,
+                           draws=3)
+    config = RunConfig.of(roles={"Organization": "S", "Location": "S", "Person": "F",
+                                 "Product": "F", "Event": "F", "Date": "F"}, draws=3,
+                          document_levels=[], plan_rounds=2, plan_terms=[False],
+                          plan_redaction_levels=[0.0])  # fmt: skip
+    low = config.replace(population=40.0)
+    assert candidate_settings(config) == candidate_settings(low)  # one kept table for every N
+    high_n = build_candidates(sweep, config)
+    direct = build_candidates(sweep, low)
+    assert set(high_n.table["sampler"]) == {"paper", "plan"}
+    assert not high_n.table["dr"].equals(direct.table["dr"])  # N really moves DR here
+
+    def never(*args, **kwargs):
+        raise AssertionError("a change of N made or measured a candidate again")
+
+    monkeypatch.setattr(cm, "candidate_table", never)
+    monkeypatch.setattr(pg, "apply_plan", never)
+    monkeypatch.setattr(pg, "measure_row", never)
+    moved = high_n.at_population(40.0)
+    pd.testing.assert_frame_equal(moved.table, direct.table)
+    assert moved.plans is not None and moved.plans.population == 40.0
+    assert all(getattr(s, "population", 40.0) == 40.0 for s in moved.sources.values())
+    assert moved.at_population(40.0) is moved
+    # a table read back from disk, measured at another N: only its risk columns are replaced
+    kept = with_risk_columns(high_n.table, direct.sources)
+    pd.testing.assert_frame_equal(kept, direct.table)
+    others = [c for c in direct.table.columns if c not in RISK_COLUMNS]
+    pd.testing.assert_frame_equal(high_n.table[others], direct.table[others])

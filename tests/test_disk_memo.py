@@ -204,3 +204,16 @@ def test_a_warm_rerun_recomputes_nothing_and_writes_the_same_bytes(tmp_path, mon
     moved = release("fourth", "line.toml")
     assert not {"candidate_table", "_defence_levels", "measure_row", "pre_scores",
                 "CrossFittedAttacker", "fit_mixture_naming_copies"} & set(moved), moved
+    # another population size N moves only DR (SPEC §5): nothing defended or measured again,
+    # and the table is the first run's but for the risk columns (N was in the run key)
+    config.replace(population=1e10).save(tmp_path / "population.toml")
+    moved = release("fifth", "population.toml")
+    assert not {"candidate_table", "_defence_levels", "measure_row", "pre_scores",
+                "CrossFittedAttacker", "fit_mixture_naming_copies"} & set(moved), moved
+    import pandas as pd
+
+    from neswap_core.choose.candidates import RISK_COLUMNS
+
+    before, after = (pd.read_csv(tmp_path / run / "key" / "candidates.csv") for run in ("first", "fifth"))
+    others = [c for c in before.columns if c not in RISK_COLUMNS]
+    pd.testing.assert_frame_equal(before[others], after[others])

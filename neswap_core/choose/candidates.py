@@ -77,6 +77,10 @@ COLUMNS: dict[str, str] = {
     "tone_kept": "share of Loughran–McDonald tone words kept (per document and polarity)",
 }
 UTILITY_AXES = ("words_unchanged", "du", "mean_cosine", "clusters_unchanged")
+#: The columns the population size N changes (SPEC §5: N enters p̂ only): a candidate's text,
+#: utility and measured attacks are the same at any N, so a table kept on disk under a key
+#: without N (``memo_keys.candidate_settings``) is given these columns at the run's N.
+RISK_COLUMNS = ("dr", "dr_mean", "dr_sd", "p_hat", "risk_status")
 
 
 @dataclass(eq=False)
@@ -95,6 +99,30 @@ class Candidates:
             return self.sources[release_id]
         except KeyError:
             raise ConfigError(f"{release_id!r} is not a candidate of these settings.") from None
+
+    def at_population(self, population: float) -> Candidates:
+        """The same candidates with their DR at another population size N: the paper's rounds
+        from the sweep's table at N, the plans' stages from their changes (no text is made or
+        measured again: N only enters p̂, SPEC §5); itself when every source is at N."""
+        population = float(population)
+        moved: dict[int, PlanCandidates] = {}
+        sources: dict[str, Source] = {}
+        paper: dict[str, PaperRound] | None = None
+        for rid, source in self.sources.items():
+            if isinstance(source, PaperRound) and source.population != population:
+                paper = paper_sources(self.sweep, population) if paper is None else paper
+                source = paper[rid]
+            elif isinstance(source, PlanStage) and source.plans.population != population:
+                if id(source.plans) not in moved:
+                    moved[id(source.plans)] = source.plans.at_population(population)
+                source = PlanStage(moved[id(source.plans)], source.release_id)
+            sources[rid] = source
+        if paper is None and not moved:
+            return self
+        own = self.plans
+        if own is not None:
+            own = moved[id(own)] if id(own) in moved else own.at_population(population)
+        return replace(self, table=with_risk_columns(self.table, sources), sources=sources, plans=own)
 
     def line_pool(self) -> pd.DataFrame:
         """The candidates the trade-off line chooses among: the paper's (module docstring)."""
@@ -141,6 +169,21 @@ def candidate_table(sources: Mapping[str, Source], ctx, scorers=None, sweep=None
     return table.set_index("release_id", drop=False) if len(table) else table
 
 
+def with_risk_columns(table: pd.DataFrame, sources: Mapping[str, Source]) -> pd.DataFrame:
+    """``table`` with the ``RISK_COLUMNS`` of its paper and plan candidates read from their
+    ``sources`` (made at the run's N); the other candidates' risk does not depend on N."""
+    rows = {rid: s.row() for rid, s in sources.items()
+            if isinstance(s, PaperRound | PlanStage) and rid in table.index}  # fmt: skip
+    if not rows or not len(table):
+        return table
+    out = table.copy()
+    ids = list(rows)
+    for column in RISK_COLUMNS:
+        if column in out.columns:
+            out.loc[ids, column] = [rows[rid][column] for rid in ids]
+    return out
+
+
 def paper_sources(sweep: Sweep, population: float) -> dict[str, PaperRound]:
     """The paper's candidates (J, t) of a sweep, in the order of ``Sweep.table``."""
     table = sweep.table(population)
@@ -178,6 +221,8 @@ def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidate
     also the returned candidates' ``key``, under which their release's measures are kept."""
     say = progress or (lambda f, m: None)
     built_here = plans is None and documents is None
+    if plans is not None:  # the app's plans, built once: their DR at this run's N
+        plans = plans.at_population(config.sweep.population)
     key = run_key(sweep.ctx, config, reading_units) if memo and built_here else None
     if plans is None and config.plans.plan_rounds > 0:
         plans = plan_candidates(sweep.ctx, PlanGrid.from_config(config), config.sweep.population,
@@ -196,7 +241,8 @@ def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidate
     table = DiskMemo(resolve_cache_dir(config.prepare.cache_dir), "candidate_tables").get_or_compute(
         table_key, lambda: candidate_table(sources, sweep.ctx, scorers, sweep,
                                            lambda f, m: say(0.8 + 0.2 * f, m)))  # fmt: skip
-    return Candidates(table, sweep, sources, plans, documents, key)
+    # kept under a key without N (memo_keys): the risk columns of this run's N
+    return Candidates(with_risk_columns(table, sources), sweep, sources, plans, documents, key)
 
 
 def with_plan(candidates: Candidates, plan: Mapping, config, scorers=None) -> Candidates:

@@ -21,7 +21,10 @@ from ..generate.document_terms import DOCTERMS_LAYOUT
 #: (``search_for_goal`` acts through the plan settings, which are in the key): moving the line
 #: measured every candidate again.
 AFTER_CANDIDATES = ("out", "bundle", "review", "goal")
-AFTER_CANDIDATES_SETTINGS = (("document", "document_adaptive_check"),)
+#: The population size N enters only p̂ and so DR (SPEC §5): no text, utility or attack depends on
+#: it, and ``Candidates.at_population`` / ``with_risk_columns`` give a kept table its DR at any N
+#: (a change of N measured every candidate again: 22 s on the dev corpus's Frontier page).
+AFTER_CANDIDATES_SETTINGS = (("document", "document_adaptive_check"), ("sweep", "population"))
 
 
 def embed_identity(embed) -> tuple[str, str] | None:

@@ -20,7 +20,7 @@ import json
 import re
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import numpy as np
@@ -121,6 +121,21 @@ class PlanCandidates:
         if not again.stages:
             return again, PlanStage("nothing left", 0, 0, 0, {}, frozenset(), 0.0)
         return again, again.stages[min(index, len(again.stages) - 1)]
+
+    def at_population(self, population: float) -> PlanCandidates:
+        """The same plans and stages with their DR at another population size N (SPEC §5: N
+        enters p̂ only, so no plan is applied or measured again); itself at its own N."""
+        population = float(population)
+        if population == self.population:
+            return self
+        if not len(self.table):
+            return replace(self, population=population)
+        profiles: dict = {}
+        dr = [plan_risk(self.ctx, self.results[int(i)].plan,
+                        self.results[int(i)].changes[: self.results[int(i)].stages[int(j)].n_changes],
+                        population, profiles)
+              for i, j in zip(self.table["plan_index"], self.table["stage_index"], strict=True)]  # fmt: skip
+        return replace(self, table=self.table.assign(dr=dr), population=population)
 
     def measures(self, result: PlanResult, stage: PlanStage) -> dict:
         """DU, DR, words unchanged, … of a (reviewed) stage."""
