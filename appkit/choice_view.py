@@ -140,10 +140,16 @@ def last_choice(stage) -> AppChoice | None:
     return _LAST.values.get(choice_key(stage))
 
 
+#: The release in use's texts, per choice, release and decisions (``changed_texts``).
+_CHANGED = _Memo(8)
+
+
 def changed_texts(stage, app: AppChoice) -> dict[int, str]:
     """{position: released text} of the release in use after the analyst's review: a paper round
     with its pair decisions (``views_release``), a plan with the content-keyed ones, a
-    document-defence level as generated (the app does not review its changes yet)."""
+    document-defence level as generated (the app does not review its changes yet). Made once per
+    choice, release and decisions: the Frontier page re-made it on every run (0.3–0.7 s of each
+    slider move on the dev corpus, issue 21)."""
     from neswap_core.choose.sources import PaperRound, PlanStage
 
     from . import views_check as vc
@@ -153,11 +159,21 @@ def changed_texts(stage, app: AppChoice) -> dict[int, str]:
     ws = stage.workspace
     if isinstance(source, PaperRound):
         population = float(stage.settings["population"])
-        release = vr.reviewed_release(stage.sweep(), stage.sweep_key, stage.table(population),
-                                      str(app.release_id), ws.decisions, population)  # fmt: skip
-        return vc.changed_chunks(release)
-    decisions = ws.decisions(stage.review_key) if isinstance(source, PlanStage) else {}
-    return source.review(decisions).changed(app.candidates.ctx.chunks)
+        key = vr.release_key(stage.sweep_key, str(app.release_id))
+        decided = ws.decisions(key)
+
+        def make() -> dict[int, str]:
+            release = vr.reviewed_release(stage.sweep(), stage.sweep_key, stage.table(population),
+                                          str(app.release_id), lambda _: decided, population)  # fmt: skip
+            return vc.changed_chunks(release)
+    else:
+        decided = ws.decisions(stage.review_key) if isinstance(source, PlanStage) else {}
+
+        def make() -> dict[int, str]:
+            return source.review(decided).changed(app.candidates.ctx.chunks)
+
+    return _CHANGED.get(digest([choice_key(stage), type(source).__name__, str(app.release_id),
+                                sorted(decided.items())]), make)  # fmt: skip
 
 
 def release_in_use(stage, table) -> tuple[str | None, str]:

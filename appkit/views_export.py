@@ -204,8 +204,18 @@ def release_figures(stage, changed: dict[int, str]) -> dict:
     the CLI trains, as key/report.html measures the written release."""
     from . import verdict_view as vv
 
-    found = scorers(stage, int(stage.settings["seed"]))
-    return vv.figures_of_measures({name: sc.score(changed) for name, sc in found.items()})
+    seed = int(stage.settings["seed"])
+
+    def make() -> dict:
+        found = scorers(stage, seed)
+        return vv.figures_of_measures({name: sc.score(changed) for name, sc in found.items()})
+
+    # once per attackers and text: the Frontier page scored the release in use with every
+    # attacker on each of its runs (0.4 s of every slider move on the dev corpus, issue 21)
+    return _FIGURES.get(digest([scorers_key(stage, seed), sorted(changed.items())]), make)
+
+
+_FIGURES = _Memo(8)
 
 
 @dataclass

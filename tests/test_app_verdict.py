@@ -73,3 +73,47 @@ def test_without_a_goal_the_verdict_asks_for_one_and_frontier_sets_it(tmp_path, 
     red = [v for v in boxes(at)["error"] if v.startswith("**Goal missed:**")]
     assert red and "the 1 % your goal allows" in red[0]
     assert ":red[**Goal missed:**]" in sidebar_text()
+
+
+def test_moving_the_line_does_not_measure_the_release_in_use_again(tmp_path, monkeypatch):
+    """The Frontier page re-made the release in use and scored it with every attacker on each
+    run: 0.7 s of every slider move on the dev corpus (issue 21). Made and scored once per
+    release and decisions now: a slider move measures nothing, a rejected pair measures again."""
+    from appkit import choice_view as cv
+    from appkit import views_release as vr
+    from appkit.pipeline import Stage
+    from neswap_core.choose.review import pair_key
+    from neswap_core.choose.sources import PaperRound
+    from neswap_core.measure.attack_scores import ReleaseScorer
+
+    ws = small_workspace(tmp_path, monkeypatch)
+    at = run("5_frontier")
+    before = [plain(b.value) for b in at.warning]
+    calls: list[str] = []
+    real_score = ReleaseScorer.score
+
+    def score(self, changed, *args, **kwargs):
+        calls.append(self.name)
+        return real_score(self, changed, *args, **kwargs)
+
+    monkeypatch.setattr(ReleaseScorer, "score", score)
+    c = at.slider(key="frontier_c")
+    start = c.value
+    c.set_value(round(c.min + 0.5 * (c.max - c.min), 3)).run()  # the line may pick another release
+    assert not at.exception
+    calls.clear()
+    at.slider(key="frontier_c").set_value(start).run()  # back: the first release in use
+    assert not at.exception
+    assert calls == []  # measured before: nothing scored again
+    assert [plain(b.value) for b in at.warning] == before
+    stage = Stage(settings(ws), ws)
+    app = cv.last_choice(stage)
+    source = app.candidates.source(str(app.release_id))
+    assert isinstance(source, PaperRound)  # the line's release: a paper round with pairs
+    first = source.records[0]
+    as_generated = cv.changed_texts(stage, app)
+    ws.set_decision(vr.release_key(stage.sweep_key, str(app.release_id)), pair_key(first), "reject")
+    at.run()
+    assert not at.exception
+    assert calls  # another text: measured again
+    assert len(cv.changed_texts(stage, cv.last_choice(stage))) < len(as_generated)  # the pair is out
