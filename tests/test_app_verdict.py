@@ -117,3 +117,39 @@ def test_moving_the_line_does_not_measure_the_release_in_use_again(tmp_path, mon
     assert not at.exception
     assert calls  # another text: measured again
     assert len(cv.changed_texts(stage, cv.last_choice(stage))) < len(as_generated)  # the pair is out
+
+
+def test_the_export_page_finishes_its_release_once_per_review(tmp_path, monkeypatch):
+    """The Export page ran the core's ``finish_release`` (the release reviewed again) on each of
+    its runs: 0.65 s of every click on the dev corpus (issue 21). Once per release, review and
+    settings now: a bundle option measures nothing again, a rejected pair finishes it again."""
+    from appkit import choice_view as cv
+    from appkit import views_export as vexp
+    from appkit import views_release as vr
+    from appkit.pipeline import Stage
+    from neswap_core.choose.review import pair_key
+    from neswap_core.choose.sources import PaperRound
+
+    ws = small_workspace(tmp_path, monkeypatch)
+    at = run("6_export")
+    calls: list[str] = []
+    real = vexp.finish_release
+
+    def finish(config, *args, **kwargs):
+        calls.append(config.review.release)
+        return real(config, *args, **kwargs)
+
+    monkeypatch.setattr(vexp, "finish_release", finish)
+    for shuffled in (True, False):
+        at.checkbox(key="ex_shuffle").set_value(shuffled).run()
+        assert not at.exception
+    assert calls == []
+    stage = Stage(settings(ws), ws)
+    app = cv.last_choice(stage)
+    source = app.candidates.source(str(app.release_id))
+    assert isinstance(source, PaperRound)
+    ws.set_decision(vr.release_key(stage.sweep_key, str(app.release_id)), pair_key(source.records[0]),
+                    "reject")
+    at.run()
+    assert not at.exception
+    assert len(calls) == 1  # another review: the release finished again
