@@ -148,8 +148,8 @@ def changed_texts(stage, app: AppChoice) -> dict[int, str]:
     """{position: released text} of the release in use after the analyst's review: a paper round
     with its pair decisions (``views_release``), a plan with the content-keyed ones, a
     document-defence level as generated (the app does not review its changes yet). Made once per
-    choice, release and decisions: the Frontier page re-made it on every run (0.3–0.7 s of each
-    slider move on the dev corpus, issue 21)."""
+    candidates, release and decisions: the Frontier page re-made it on every run (0.3–0.7 s of
+    each slider move on the dev corpus, issue 21)."""
     from neswap_core.choose.sources import PaperRound, PlanStage
 
     from . import views_check as vc
@@ -172,8 +172,10 @@ def changed_texts(stage, app: AppChoice) -> dict[int, str]:
         def make() -> dict[int, str]:
             return source.review(decided).changed(app.candidates.ctx.chunks)
 
-    return _CHANGED.get(digest([choice_key(stage), type(source).__name__, str(app.release_id),
-                                sorted(decided.items())]), make)  # fmt: skip
+    # the candidates' key (and the plan settings ``search_for_goal`` may have changed), not the
+    # whole config: the line, the goal and N choose a release but make no text
+    return _CHANGED.get(digest([stage.plans_key, app.config.to_dict()["plans"], type(source).__name__,
+                                str(app.release_id), sorted(decided.items())]), make)  # fmt: skip
 
 
 def release_in_use(stage, table) -> tuple[str | None, str]:

@@ -112,6 +112,11 @@ def test_moving_the_line_does_not_measure_the_release_in_use_again(tmp_path, mon
     assert isinstance(source, PaperRound)  # the line's release: a paper round with pairs
     first = source.records[0]
     as_generated = cv.changed_texts(stage, app)
+    made: list[str] = []
+    real_review = vr.reviewed_release
+    monkeypatch.setattr(vr, "reviewed_release", lambda *a, **k: made.append("review") or real_review(*a, **k))
+    ws.update_settings({"trade_off_c": 0.123, "trade_off_a": 0.5})  # the line names no text
+    assert cv.changed_texts(Stage(settings(ws), ws), app) == as_generated and made == []
     ws.set_decision(vr.release_key(stage.sweep_key, str(app.release_id)), pair_key(first), "reject")
     at.run()
     assert not at.exception
