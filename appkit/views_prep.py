@@ -488,3 +488,14 @@ def cluster_descriptions(key: str, _texts: Sequence[str], _x: np.ndarray, _label
 
     return kept("clusters", [key, texts_digest(_texts), np.asarray(_labels), np.asarray(_means)],
                 lambda: describe_clusters(_texts, _x, _labels, _means))
+
+
+_FIGURES = _Memo(16)
+
+
+def kept_figure(key: str, name: str, make: Callable[[], Any]):
+    """The plotly figure ``name`` of the fit ``key`` (``Stage.mixture_key``: it names the chunks,
+    roles and mixture), built once per server process. Plotly Express rebuilt the Clusters
+    page's four charts on every run (0.38 s of each click on the dev corpus, issue 21); the page
+    hands the same figure to ``st.plotly_chart``, which only reads it."""
+    return _FIGURES.get(f"{key}|{name}", make)

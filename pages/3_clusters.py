@@ -13,6 +13,7 @@ from appkit.views_prep import (
     cluster_table,
     document_numbers,
     fit_with_warnings,
+    kept_figure,
     map_sample,
     memberships,
     typical_chunks,
@@ -181,7 +182,7 @@ if collapsed:
     )
 for text in st.session_state.get(f"fit_warnings_{stage.mixture_key}", []):
     st.caption(f"Note from the fit: {md_text(text)}")
-if len(trace):
+def trace_figure():
     fig = px.line(
         x=np.arange(len(trace)),
         y=trace,
@@ -190,7 +191,11 @@ if len(trace):
         title="Log-likelihood per iteration (best restart)",
     )
     fig.update_layout(height=280, margin=dict(l=10, r=10, t=40, b=10))
-    st.plotly_chart(fig, key="loglik_trace")
+    return fig
+
+
+if len(trace):
+    st.plotly_chart(kept_figure(stage.mixture_key, "trace", trace_figure), key="loglik_trace")
 
 # --- clusters -------------------------------------------------------------------------------------
 st.subheader("Clusters")
@@ -245,31 +250,21 @@ if lonely:
 palette = px.colors.qualitative.D3 if mixture.n_components_ <= 10 else px.colors.qualitative.Dark24
 b1, b2 = st.columns(2)
 shown = table.assign(cluster=table["cluster"].astype(str))
-fig = px.bar(
-    shown,
-    x="cluster",
-    y="chunks",
-    title="Chunks per cluster",
-    color="cluster",
-    color_discrete_sequence=palette,
-)
-fig.update_layout(
-    height=260, margin=dict(l=10, r=10, t=40, b=10), xaxis_type="category", showlegend=False
-)
-b1.plotly_chart(fig, key="cluster_sizes")
-fig = px.bar(
-    shown,
-    x="cluster",
-    y="concentration ρ",
-    title="Concentration ρ per cluster",
-    range_y=[0, 1],
-    color="cluster",
-    color_discrete_sequence=palette,
-)
-fig.update_layout(
-    height=260, margin=dict(l=10, r=10, t=40, b=10), xaxis_type="category", showlegend=False
-)
-b2.plotly_chart(fig, key="cluster_rho")
+
+
+def bar_figure(column: str, title: str, **options):
+    fig = px.bar(shown, x="cluster", y=column, title=title, color="cluster",
+                 color_discrete_sequence=palette, **options)
+    fig.update_layout(
+        height=260, margin=dict(l=10, r=10, t=40, b=10), xaxis_type="category", showlegend=False
+    )
+    return fig
+
+
+b1.plotly_chart(kept_figure(stage.mixture_key, "sizes", lambda: bar_figure("chunks", "Chunks per cluster")),
+                key="cluster_sizes")
+b2.plotly_chart(kept_figure(stage.mixture_key, "rho", lambda: bar_figure(
+    "concentration ρ", "Concentration ρ per cluster", range_y=[0, 1])), key="cluster_rho")
 
 # --- map ----------------------------------------------------------------------------------------
 st.subheader("Map of the chunks")
@@ -283,18 +278,22 @@ if len(shown) < len(points):
     st.caption(f"Showing a random sample of {len(shown):,} of the {len(points):,} chunks (each cluster "
                "in proportion to its size, at least 20 of each): a map of every chunk would take "
                "seconds to draw on each change and could not be read.")
-fig = px.scatter(
-    shown,
-    x="PC 1",
-    y="PC 2",
-    color="cluster",
-    color_discrete_sequence=palette,
-    category_orders={"cluster": [str(i) for i in range(int(mixture.n_components_))]},
-    hover_data={"document": True, "preview": True, "PC 1": False, "PC 2": False},
-)
-fig.update_traces(marker=dict(size=7, opacity=0.8))
-fig.update_layout(height=480, margin=dict(l=10, r=10, t=10, b=10), legend_title_text="cluster")
-st.plotly_chart(fig, key="cluster_map")
+def map_figure():
+    fig = px.scatter(
+        shown,
+        x="PC 1",
+        y="PC 2",
+        color="cluster",
+        color_discrete_sequence=palette,
+        category_orders={"cluster": [str(i) for i in range(int(mixture.n_components_))]},
+        hover_data={"document": True, "preview": True, "PC 1": False, "PC 2": False},
+    )
+    fig.update_traces(marker=dict(size=7, opacity=0.8))
+    fig.update_layout(height=480, margin=dict(l=10, r=10, t=10, b=10), legend_title_text="cluster")
+    return fig
+
+
+st.plotly_chart(kept_figure(stage.mixture_key, "map", map_figure), key="cluster_map")
 
 # --- samples --------------------------------------------------------------------------------------
 st.subheader("Sample chunks per cluster")
