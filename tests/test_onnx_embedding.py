@@ -175,3 +175,34 @@ def test_bf16_vector_of_a_text_does_not_depend_on_its_batch_mates():
     np.testing.assert_array_equal(np.vstack([encoder.encode([t]) for t in texts]), together)
     np.testing.assert_array_equal(encoder.encode(texts[::-1])[::-1], together)
     np.testing.assert_allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
+
+
+@pytest.mark.slow
+def test_prepare_exports_the_onnx_model_before_it_forks_its_workers(tmp_path, monkeypatch):
+    """The one-time ONNX export (torch tracing the model) ran in each forked prepare worker on
+    its first batch, and one segfaulted inside torch in CI. It runs in the parent now, before
+    the fork: every export happens in this process, once."""
+    import os
+    import shutil
+
+    from neswap_core.models import onnx_minilm
+    from neswap_core.prepare.pipeline import prepare
+    from neswap_core.text.loading import load_corpus
+    from tests.conftest import sample_subset, shared_onnx_export
+
+    shared_onnx_export(tmp_path / "shared", "onnx")  # a real exported file to copy from
+    exported = next((tmp_path / "shared" / "onnx").resolve().rglob("model.onnx"))
+    log = tmp_path / "exports.log"
+
+    def export(model_path, dest):  # records the process, then gives the real file
+        with open(log, "a") as handle:
+            handle.write(f"{os.getpid()}\n")
+        Path(dest).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(exported, dest)
+        return Path(dest)
+
+    monkeypatch.setattr(onnx_minilm, "export_onnx", export)
+    corpus = load_corpus(sample_subset(tmp_path / "corpus", 3))
+    config = RunConfig.of(cache_dir=str(tmp_path / "cache"), embedding_backend="onnx")
+    prepare(corpus, config, processes=2, batch_documents=1)
+    assert log.read_text().split() == [str(os.getpid())]

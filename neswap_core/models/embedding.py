@@ -120,6 +120,20 @@ def load_encoder(
     )
 
 
+def export_model_files(name: str = DEFAULT_EMBEDDING_MODEL, backend: str = DEFAULT_EMBEDDING_BACKEND,
+                       cache_dir: str | Path | None = None) -> None:
+    """Make the files ``load_encoder`` would export on first use (the ONNX backends' model),
+    without loading a model: called before processes are forked, so that no forked worker runs
+    the export (torch tracing in a forked child segfaulted in CI, issue 21)."""
+    backend = resolve_backend(backend)
+    if backend not in ("onnx", "onnx-int8"):
+        return
+    from .onnx_minilm import onnx_model_file
+
+    folder = resolve_cache_dir(cache_dir) or Path(tempfile.gettempdir()) / "neswap"
+    onnx_model_file(embedding_model_path(name), folder, quantized=backend == "onnx-int8")
+
+
 def resolve_backend(backend: str) -> str:
     """The backend that runs: ``backend`` itself, or for "auto" "bf16" when this CPU multiplies
     bfloat16 in hardware (``torch_minilm.native_bf16``) and "onnx" otherwise."""

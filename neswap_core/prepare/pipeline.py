@@ -323,7 +323,7 @@ def prepare(
     ``embedder`` passed in must not have loaded its model yet: every process loads its own (a
     forked PyTorch or ONNX Runtime thread pool can hang); ``Embedder`` loads on first use.
     """
-    from ..models.embedding import Embedder
+    from ..models.embedding import Embedder, export_model_files
     from ..text.corrections import apply_corrections
     from ..text.entities import EntityFilter
     from ..text.lazy_ner import LazyNer
@@ -350,6 +350,10 @@ def prepare(
     say(0.02, message)
     if processes > 1:  # the processes are the parallelism: one intra-op thread each (ONNX
         os.environ.setdefault("OMP_NUM_THREADS", "1")  # would take every core per process)
+        if isinstance(embedder, Embedder) and embedder._model is None:
+            # the ONNX export traces the model with torch: here, never in a forked worker
+            # (one segfaulted in CI, inside torch, exporting on its first batch)
+            export_model_files(embedder.model_name, embedder.backend, embedder.cache_dir)
     start = time.perf_counter()
     outputs, worker_cpu = run_in_lanes(
         run_batch, len(documents), processes, batch_documents,
