@@ -13,7 +13,7 @@ choice from here; the last one computed is kept per settings so the sidebar neve
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from neswap_core import Candidates, Choice
@@ -35,7 +35,7 @@ class AppChoice:
     config: RunConfig  # the app's settings after ``search_for_goal``, with the analyst's pin
     candidates: Candidates
     choice: Choice
-    scorers: dict
+    scorers: Mapping  # every attacker (``views_export.LazyScorers``: loaded on first use)
     note: str = ""  # what ``search_for_goal`` changed ("" when nothing)
 
     @property
@@ -112,17 +112,16 @@ def app_choice(stage, progress: Callable | None = None, *, measure: bool | None 
     """The core's choice for the app's settings (module docstring). ``measure``: add every
     attacker's columns to the candidates (None: only when a goal needs them; the Export page
     always measures, as the CLI's key/candidates.csv)."""
-    from .views_export import scorers as app_scorers
-    from .views_export import scorers_key
+    from .views_export import LazyScorers, scorers_key
 
     config, note = settings_config(stage)
     searched = config != stage.config
     key = digest([stage.plans_key, config.to_dict()["plans"]]) if searched else stage.plans_key
     found = candidates(key, stage.sweep(), config, progress)
     goal = Goal.from_config(config)
-    attackers: dict = {}
+    attackers: Mapping = {}
     if measure or (measure is None and goal is not None):
-        attackers = app_scorers(stage, config.sweep.seed)
+        attackers = LazyScorers(stage, config.sweep.seed)  # loaded only if not kept
         # the attackers' key names their reading: another reading measures the candidates again
         mkey = digest([key, scorers_key(stage, config.sweep.seed), "measured"])
         found = measured(mkey, found, config, attackers, progress)

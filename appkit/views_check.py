@@ -8,9 +8,10 @@ inputs; switching documents or charts never recomputes them.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -192,10 +193,11 @@ def _reading(source: str, protect: str, reading_key: str = "", _payload: bytes |
     ``attacker/`` folder, else None (``reading_key`` is the upload's content hash)."""
     from neswap_core.text.loading import load_attacker, load_uploaded
 
-    from .pipeline import SAMPLE_DIR, unpack_uploads
+    from .pipeline import SAMPLE_DIR, kept, unpack_uploads
 
-    if _payload:
-        return load_uploaded(unpack_uploads(_payload), protect=protect)
+    if _payload:  # parsed once, then read back (0.4 s of a restarted server's page on dev)
+        return kept("reading", [_payload, protect],
+                    lambda: load_uploaded(unpack_uploads(_payload), protect=protect))
     return load_attacker(SAMPLE_DIR, protect=protect) if source == "sample" else None
 
 
@@ -251,11 +253,17 @@ def _scorer(key: str, kind: str, _chunks, _reading, _corpus, seed: int, lineup: 
 
 @dataclass(frozen=True)
 class Attack:
-    """The trained attacker's scorer for the pre-swap data, and which attacker it is."""
+    """Which attacker a page shows (``kind``, ``key``: its content key), and its scorer for the
+    pre-swap data, trained or read back only when a figure is not kept on disk: a restarted
+    server drew the Frontier page's kept figures after loading the attacker (issue 21)."""
 
-    scorer: object  # neswap_core.measure.attack_scores.ReleaseScorer
     kind: str
     key: str
+    train: Callable[[], object] = field(repr=False, compare=False)
+
+    @functools.cached_property
+    def scorer(self):  # neswap_core.measure.attack_scores.ReleaseScorer
+        return self.train()
 
     @property
     def note(self) -> str:
@@ -274,6 +282,18 @@ def reading_of(stage):
     return _reading(stage.source, stage.protect, reading_key, payload), reading_key
 
 
+def has_reading(stage) -> bool:
+    """Whether ``reading_of`` gives a reading (an upload, or the sample's ``attacker/``),
+    without parsing it (``_reading``'s rule)."""
+    from neswap_core.text.loading import attacker_folder
+
+    from .pipeline import SAMPLE_DIR
+
+    if uploaded_reading(stage):
+        return True
+    return stage.source == "sample" and attacker_folder(SAMPLE_DIR) is not None
+
+
 def reading_key_of(stage) -> str:
     """The content key of the attacker reading ``reading_of`` gives, without loading it."""
     return _reading_key(uploaded_reading(stage))
@@ -285,23 +305,30 @@ def _reading_key(payload: bytes | None) -> str:
 
 def attack(stage) -> Attack:
     """The reading attacker when the corpus has a reading, else the in-corpus attacker (cached)."""
-    chunks, _ = stage.pre_swap()
-    reading, reading_key = reading_of(stage)
-    kind = READING if reading is not None else IN_CORPUS
+    kind = READING if has_reading(stage) else IN_CORPUS
     seed, lineup = int(stage.config.sweep.seed), int(stage.config.sweep.lineup)
-    key = digest([stage.roles_key, kind, reading_key, seed, lineup])
-    return Attack(_scorer(key, kind, chunks, reading, stage.corpus(), seed, lineup), kind, key)
+    key = digest([stage.roles_key, kind, reading_key_of(stage), seed, lineup])
+
+    def train():
+        reading, _ = reading_of(stage)
+        return _scorer(key, kind, stage.pre_swap()[0], reading, stage.corpus(), seed, lineup)
+
+    return Attack(kind, key, train)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _measures(key: str, changes: str, _scorer, _changed: dict[int, str]):
-    return _scorer.score(_changed)
+def _measures(key: str, changes: str, _att: Attack, _changed: dict[int, str]):
+    """Kept on disk as well (``pipeline.kept``; ``key`` names the attacker and its pre-swap
+    data by content): a restarted server's Frontier and Check pages do not score again."""
+    from .pipeline import kept
+
+    return kept("attack_measures", [key, changes], lambda: _att.scorer.score(_changed))
 
 
 def measures(att: Attack, changed: dict[int, str]):
     """(before, after) AttackMeasures of a release (re-scores only the changed chunks)."""
-    return (_measures(att.key, "", att.scorer, {}),
-            _measures(att.key, changes_key(changed), att.scorer, changed))
+    return (_measures(att.key, "", att, {}),
+            _measures(att.key, changes_key(changed), att, changed))
 
 
 def pct(value: float) -> str:
@@ -380,7 +407,7 @@ def document_evidence(att: Attack, changed: dict[int, str], chunk_ids: list[str]
 
 # --- the frontier's measured axes -------------------------------------------------------------------------
 @st.cache_data(show_spinner="Measuring the attacker's accuracy on every candidate release…", max_entries=16)
-def _measured_columns(key: str, kind: str, _sweep, _table, _scorer) -> pd.DataFrame:
+def _measured_columns(key: str, kind: str, _sweep, _table, _att: Attack) -> pd.DataFrame:
     """Kept on disk as well (``pipeline.kept``): a restarted server does not score every draw
     again."""
     from neswap_core.choose.attack_columns import draws_columns
@@ -388,7 +415,7 @@ def _measured_columns(key: str, kind: str, _sweep, _table, _scorer) -> pd.DataFr
     from .pipeline import chunks_digest, kept
 
     def measure() -> pd.DataFrame:
-        columns = draws_columns(_sweep, {kind: _scorer})
+        columns = draws_columns(_sweep, {kind: _att.scorer})
         return columns[[f"chunk_accuracy_mean.{kind}", f"document_accuracy_mean.{kind}"]].set_axis(
             ["chunk_accuracy", "document_accuracy"], axis=1)
 
@@ -402,7 +429,7 @@ def measured_table(stage, att: Attack, table: pd.DataFrame) -> pd.DataFrame:
     if len(table) == 0:
         return table
     measured = _measured_columns(digest([stage.sweep_key, att.key]), att.kind, stage.sweep(),
-                                 table, att.scorer)
+                                 table, att)
     return table.join(measured.drop(columns=[c for c in measured if c in table]), how="left")
 
 

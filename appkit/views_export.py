@@ -11,7 +11,8 @@ same files. This module keeps the analyst's accepted leak-scan hits in the works
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import functools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -188,6 +189,32 @@ def scorers(stage, seed: int) -> dict:
                     stage.corpus(), int(seed), families, x, stage.backend, stage.config.sweep.lineup)
 
 
+class LazyScorers(Mapping):
+    """``scorers(stage, seed)``, trained or read back on first use: a page whose attackers'
+    figures are all kept on disk never loads them (a restarted server's Frontier page spent
+    0.6–0.8 s of its first draw on it for nothing, issue 21). Never empty (the in-corpus
+    attacker is always there), so ``scorers or None`` does not load it."""
+
+    def __init__(self, stage, seed: int) -> None:
+        self._load = lambda: scorers(stage, seed)
+
+    @functools.cached_property
+    def _found(self) -> dict:
+        return self._load()
+
+    def __getitem__(self, name: str):
+        return self._found[name]
+
+    def __iter__(self):
+        return iter(self._found)
+
+    def __len__(self) -> int:
+        return len(self._found)
+
+    def __bool__(self) -> bool:
+        return True
+
+
 def scorers_key(stage, seed: int, reading_key: str | None = None) -> str:
     """Key of ``scorers``: the pre-swap data, the attacker reading, the seed and the families
     (also the key of what they measured: ``choice_view.app_choice``)."""
@@ -203,16 +230,24 @@ def release_figures(stage, changed: dict[int, str]) -> dict:
     """Verdict figures of a release (``changed``: {position: released text}) by every attacker
     the CLI trains, as key/report.html measures the written release."""
     from . import verdict_view as vv
+    from . import views_check as vc
+    from .pipeline import chunks_digest, kept
 
     seed = int(stage.settings["seed"])
+    key = scorers_key(stage, seed)
+
+    def measure() -> dict:
+        return {name: sc.score(changed) for name, sc in scorers(stage, seed).items()}
 
     def make() -> dict:
-        found = scorers(stage, seed)
-        return vv.figures_of_measures({name: sc.score(changed) for name, sc in found.items()})
+        # kept on disk too: after a restart the Frontier page's first draw loaded every
+        # attacker and scored the release again (2–4 s of its 8 on the dev corpus, issue 21)
+        parts = [key, chunks_digest(stage.pre_swap()[0]), vc.changes_key(changed)]
+        return vv.figures_of_measures(kept("release_measures", parts, measure, backend=stage.backend))
 
     # once per attackers and text: the Frontier page scored the release in use with every
     # attacker on each of its runs (0.4 s of every slider move on the dev corpus, issue 21)
-    return _FIGURES.get(digest([scorers_key(stage, seed), sorted(changed.items())]), make)
+    return _FIGURES.get(digest([key, sorted(changed.items())]), make)
 
 
 _FIGURES = _Memo(8)

@@ -284,6 +284,76 @@ def restart_server() -> None:
                     value.clear()
 
 
+def test_a_restarted_servers_frontier_neither_loads_nor_runs_an_attacker(workspace, monkeypatch):
+    """Issue 21: after a restart the Frontier page loaded every attacker and scored the release
+    in use again for its verdict and accuracy sentence (2–4 s of a 8–10 s first draw on the dev
+    corpus). Those measures are kept on disk by the attackers' and the texts' content, and the
+    attackers are loaded only when a figure is not kept: the page draws the same without them."""
+    from appkit import views_check, views_export
+    from neswap_core.measure.attack_scores import ReleaseScorer
+
+    chosen_release(workspace)
+    restart_server()  # an earlier test's measures may be in memory only (the disk keeps 4)
+    first = run_page("5_frontier")
+    calls: list[str] = []
+    restart_server()
+    monkeypatch.setattr(ReleaseScorer, "score", lambda *a, **k: calls.append("score"))
+    monkeypatch.setattr(views_export, "scorers", lambda *a, **k: calls.append("panel"))
+    monkeypatch.setattr(views_check, "_scorer", lambda *a, **k: calls.append("attacker"))
+    second = run_page("5_frontier")
+    assert calls == []
+    texts = [(kind, e.value) for kind in ("markdown", "warning", "success", "error") for e in first.get(kind)]
+    assert [(kind, e.value) for kind in ("markdown", "warning", "success", "error")
+            for e in second.get(kind)] == texts  # fmt: skip
+    assert any("names the company of" in t for _, t in texts)  # the accuracy sentence was drawn
+
+
+def test_the_page_attacker_is_the_reading_exactly_when_a_reading_is_there(workspace):
+    """``has_reading`` decides the attacker's kind without parsing the reading (the restart
+    above): it agrees with ``reading_of`` for the sample (no ``attacker/`` folder), an uploaded
+    reading and a forgotten one."""
+    from appkit import pipeline as ap
+    from appkit import views_check as vc
+    from appkit.pipeline import Stage
+    from appkit.state import settings
+
+    stage = Stage(settings(workspace), workspace)
+    seen = []
+    for step in ("sample", "upload", "forgotten"):
+        if step == "upload":
+            vc.store_reading(stage, [(p.relative_to(ap.SAMPLE_DIR).as_posix(), p.read_bytes())
+                                     for p in sorted(ap.SAMPLE_DIR.rglob("*"))
+                                     if p.name == "manifest.csv" or p.parent.name == "docs"])  # fmt: skip
+        elif step == "forgotten":
+            vc.forget_reading(stage)
+        has = vc.reading_of(stage)[0] is not None
+        assert vc.has_reading(stage) == has, step
+        assert vc.attack(stage).kind == (vc.READING if has else vc.IN_CORPUS)
+        seen.append(has)
+    assert seen == [False, True, False]
+
+
+def test_a_restarted_server_reads_the_uploaded_reading_back_without_parsing_it(workspace, monkeypatch):
+    """Issue 21: every restart parsed the analyst's uploaded reading again (0.4 s of the Export
+    and Check pages' first draw on the dev corpus, 112 documents). Kept by its content now."""
+    import neswap_core.text.loading as loading
+    from appkit import pipeline as ap
+    from appkit import views_check as vc
+    from appkit.pipeline import Stage
+    from appkit.state import settings
+
+    stage = Stage(settings(workspace), workspace)
+    files = [(p.relative_to(ap.SAMPLE_DIR).as_posix(), p.read_bytes()) for p in sorted(ap.SAMPLE_DIR.rglob("*"))
+             if p.name == "manifest.csv" or p.parent.name == "docs"]  # fmt: skip
+    vc.store_reading(stage, files)
+    first, key = vc.reading_of(stage)
+    restart_server()
+    monkeypatch.setattr(loading, "load_uploaded", lambda *a, **k: pytest.fail("parsed again"))
+    second, same = vc.reading_of(stage)
+    assert same == key and [d.doc_id for d in second.documents] == [d.doc_id for d in first.documents]
+    assert [d.text for d in second.documents] == [d.text for d in first.documents]
+
+
 @pytest.mark.parametrize("page", ["7_check", "6_export", "5_frontier", "3_clusters"])
 def test_a_restarted_server_draws_the_page_without_measuring_again(workspace, monkeypatch, page):
     """Issue 21 (first draw on a big workspace): the candidates' tables (the Export page's

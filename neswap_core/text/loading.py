@@ -473,6 +473,14 @@ def check_swappable(corpus: Corpus) -> None:
 ATTACKER_FOLDER = "attacker"
 
 
+def attacker_folder(path: str | Path) -> Path | None:
+    """The ``attacker/`` folder ``load_attacker`` reads for the corpus at ``path``, or None when
+    there is none (a caller can tell whether there is a reading without parsing it)."""
+    path = resolve_corpus(path)
+    folder = (path if path.is_dir() else path.parent) / ATTACKER_FOLDER
+    return folder if folder.is_dir() else None
+
+
 def load_attacker(
     path: str | Path,
     protect: str = DEFAULT_PROTECT,
@@ -482,11 +490,10 @@ def load_attacker(
     """The reading attacker's corpus: the ``attacker/`` folder of a corpus folder (or beside a
     corpus file), loaded like a corpus; ``aliases.csv``/``executives.csv`` of the corpus folder
     apply unless ``attacker/`` has its own. ``None`` when there is no such folder."""
-    path = resolve_corpus(path)
-    base = path if path.is_dir() else path.parent
-    folder = base / ATTACKER_FOLDER
-    if not folder.is_dir():
+    folder = attacker_folder(path)
+    if folder is None:
         return None
+    base = folder.parent
     files = _folder_files(folder)
     for extra in (ALIASES, EXECUTIVES):
         if extra not in files and (base / extra).is_file():
