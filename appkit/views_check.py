@@ -384,16 +384,21 @@ def todo_list(after) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner="Explaining what gave this document away…", max_entries=64)
-def _document_view(key: str, changes: str, doc_id: str, _scorer, _changed: dict[int, str]):
+def _document_view(key: str, changes: str, doc_id: str, _att: Attack, _changed: dict[int, str]):
+    """Kept on disk as well (the attacker's key, the changes, the document): a restarted server's
+    Check page showed it after loading the attacker and sorting its vocabulary again."""
     from neswap_core.measure.explain import document_views
 
-    return document_views(_scorer, _changed, n_chunks=5, n_words=12, doc_ids=[doc_id])[0]
+    from .pipeline import kept
+
+    return kept("document_views", [key, changes, doc_id], lambda: document_views(
+        _att.scorer, _changed, n_chunks=5, n_words=12, doc_ids=[doc_id])[0])
 
 
 def document_evidence(att: Attack, changed: dict[int, str], chunk_ids: list[str],
                       doc_id: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The released passages of a document that gave its company away, and the words that weighed most."""
-    view = _document_view(att.key, changes_key(changed), doc_id, att.scorer, changed)
+    view = _document_view(att.key, changes_key(changed), doc_id, att, changed)
     c = view.chunks
     passages = pd.DataFrame({
         "passage": [chunk_ids[int(p)] for p in c["position"]],

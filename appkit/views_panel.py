@@ -9,7 +9,9 @@ only its changed passages. Everything on screen is in plain words (``publish/lab
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import pandas as pd
 import streamlit as st
@@ -37,10 +39,15 @@ def _panel_scorers(key: str, families: tuple[str, ...], backend: str, _chunks, _
 
 @dataclass(frozen=True)
 class Panel:
-    """The panel's scorers of the pre-swap data (attacker name -> ReleaseScorer)."""
+    """The panel's scorers of the pre-swap data (attacker name -> ReleaseScorer), trained or read
+    back only when a figure is not kept on disk (a restarted server's Check page, issue 21)."""
 
-    scorers: dict
     key: str
+    train: Callable[[], dict] = field(repr=False, compare=False)
+
+    @functools.cached_property
+    def scorers(self) -> dict:
+        return self.train()
 
     @property
     def members(self) -> list[str]:
@@ -49,25 +56,36 @@ class Panel:
 
 def panel(stage) -> Panel | None:
     """The attacker panel of this corpus, or None when there is no attacker reading."""
-    reading, reading_key = vc.reading_of(stage)
-    if reading is None:
+    if not vc.has_reading(stage):
         return None
-    chunks, x = stage.pre_swap()
     families = tuple(stage.config.sweep.panel_families)
     lineup = int(stage.config.sweep.lineup)
-    key = digest([stage.roles_key, reading_key, families, lineup])
-    return Panel(_panel_scorers(key, families, stage.backend, chunks, x, reading, stage.corpus(), lineup), key)
+    key = digest([stage.roles_key, vc.reading_key_of(stage), families, lineup, stage.backend])
+
+    def train() -> dict:
+        reading, _ = vc.reading_of(stage)
+        chunks, x = stage.pre_swap()
+        return _panel_scorers(key, families, stage.backend, chunks, x, reading, stage.corpus(), lineup)
+
+    return Panel(key, train)
 
 
 @st.cache_data(show_spinner="Measuring the release with every attacker of the panel…", max_entries=16)
-def _measures(key: str, changes: str, _scorers: dict, _changed: dict[int, str]) -> dict:
-    return {n: (s.pre_release(), s.score(_changed)) for n, s in _scorers.items()}
+def _measures(key: str, changes: str, _panel: Panel, _changed: dict[int, str]) -> dict:
+    """Kept on disk as well (``key`` names the panel by content): a restarted server's Check
+    page does not load the panel to show figures it measured before."""
+    from .pipeline import kept
+
+    def measure() -> dict:
+        found = _panel.scorers
+        return {n: (found[n].pre_release(), found[n].score(_changed)) for n in _panel.members}
+
+    return kept("panel_measures", [key, changes], measure)
 
 
 def measures(p: Panel, changed: dict[int, str]) -> dict:
     """{attacker: (before, after) AttackMeasures} of a release, panel members only."""
-    out = _measures(p.key, vc.changes_key(changed), p.scorers, changed)
-    return {n: out[n] for n in p.members}
+    return _measures(p.key, vc.changes_key(changed), p, changed)
 
 
 def name_of(attacker: str) -> str:
@@ -137,12 +155,17 @@ def naming_words(p: Panel, measured: dict, changed: dict[int, str], doc_id: str,
     """For each attacker that names ``doc_id``: the words and phrases of its released text that
     point most to its company (retrieval: the n-grams adding most to the cosine with the
     company's other texts; word/character models: the largest positive weights)."""
+    from .pipeline import kept
+
+    named = [n for n, (_, after) in measured.items()
+             if bool(after.documents.set_index("doc_id").loc[doc_id, "named"])]  # fmt: skip
+    # kept on disk (the panel's key, the changes, the document): a restarted server's Check page
+    # showed them after loading the panel and sorting each vocabulary again (0.3 s on dev)
+    terms = kept("naming_terms", [p.key, vc.changes_key(changed), doc_id, n_words, named],
+                 lambda: {n: naming_terms(p.scorers[n], changed, doc_id, n_words) for n in named})
     rows = []
-    for n, (_, after) in measured.items():
-        docs = after.documents.set_index("doc_id")
-        if not bool(docs.loc[doc_id, "named"]):
-            continue
-        weights = naming_terms(p.scorers[n], changed, doc_id, n_words)
+    for n in named:
+        weights = terms[n]
         if not len(weights):
             rows.append({"attacker": name_of(n), "words and phrases that name it":
                          "(reads the meaning of whole passages, not single words)"})

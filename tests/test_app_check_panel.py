@@ -110,3 +110,38 @@ def test_without_a_reading_the_page_says_the_panel_needs_one(workspace):
     assert any("attacker panel needs an attacker reading" in i.value for i in at.info)
     assert not any(hasattr(d.value, "columns") and "documents named after" in d.value.columns
                    for d in at.dataframe)
+
+
+@pytest.mark.parametrize("page", ["7_check", "5_frontier"])
+def test_a_restarted_server_draws_the_panel_without_loading_an_attacker(workspace, monkeypatch, page):
+    """Issue 21: after a restart the Check page loaded the reading attacker and the panel, and
+    scored and explained the release again (its panel figures, the document to inspect, the
+    words that name a document); the Frontier page did the same for its verdict. With an
+    attacker reading, both now draw the same after a restart without training, loading or
+    running any attacker (fails without: the panel is loaded)."""
+    from appkit import views_check, views_export, views_panel
+    from neswap_core.measure import explain
+    from neswap_core.measure.attack_scores import ReleaseScorer
+    from tests.test_app_check import chosen_release, restart_server
+
+    upload_sample_with_reading(workspace)
+    chosen_release(workspace)
+    restart_server()  # an earlier test's figures may be in memory only
+    first = run_page(page)
+    calls: list[str] = []
+    restart_server()
+    monkeypatch.setattr(ReleaseScorer, "score", lambda *a, **k: calls.append("score"))
+    monkeypatch.setattr(views_export, "scorers", lambda *a, **k: calls.append("panel (CLI's)"))
+    monkeypatch.setattr(views_panel, "_panel_scorers", lambda *a, **k: calls.append("panel"))
+    monkeypatch.setattr(views_check, "_scorer", lambda *a, **k: calls.append("attacker"))
+    monkeypatch.setattr(explain, "document_views", lambda *a, **k: calls.append("explain"))
+    second = run_page(page)
+    assert calls == []
+
+    def shown(at: AppTest) -> list:
+        return [(kind, str(e.value)) for kind in ("markdown", "warning", "success", "info", "dataframe")
+                for e in at.get(kind)]  # fmt: skip
+
+    assert shown(second) == shown(first)
+    if page == "7_check":
+        assert any("Worst case over" in text for _, text in shown(first))  # the panel was drawn
