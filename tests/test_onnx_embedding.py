@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -206,3 +207,55 @@ def test_prepare_exports_the_onnx_model_before_it_forks_its_workers(tmp_path, mo
     config = RunConfig.of(cache_dir=str(tmp_path / "cache"), embedding_backend="onnx")
     prepare(corpus, config, processes=2, batch_documents=1)
     assert log.read_text().split() == [str(os.getpid())]
+
+
+def test_a_warm_prepare_imports_neither_torch_nor_onnx_runtime(tmp_path):
+    """Issue 21: prepare names the exported ONNX file before it forks (``export_model_files``),
+    and naming it imported torch and ONNX Runtime for their versions: 2.7 s of a 9-second warm
+    re-run of the dev release, whose vectors were all cached. The versions come from the
+    packages' metadata now, the same strings as the modules' ``__version__`` (so the exported
+    files keep their names), and a warm two-process prepare imports neither package."""
+    import os
+    import subprocess
+    import sys
+
+    import onnxruntime
+    import torch
+
+    from neswap_core.models import onnx_minilm
+    from neswap_core.models.embedding import embedding_model_path
+    from neswap_core.prepare.pipeline import prepare
+    from neswap_core.text.loading import load_corpus
+    from tests.conftest import sample_subset, shared_onnx_export
+
+    cache = tmp_path / "cache"
+    shared_onnx_export(cache, "onnx")
+    folder = sample_subset(tmp_path / "corpus", 2)
+    config = RunConfig.of(cache_dir=str(cache), embedding_backend="onnx")
+    cold = prepare(load_corpus(folder), config, processes=2, batch_documents=1)  # fills the caches
+    script = (
+        "import sys\n"
+        "from neswap_core.config import RunConfig\n"
+        "from neswap_core.models.onnx_minilm import model_fingerprint\n"
+        "from neswap_core.prepare.pipeline import prepare\n"
+        "from neswap_core.text.loading import load_corpus\n"
+        f"config = RunConfig.of(cache_dir={str(cache)!r}, embedding_backend='onnx')\n"
+        f"warm = prepare(load_corpus({str(folder)!r}), config, processes=2, batch_documents=1)\n"
+        "print(len(warm.chunks), 'torch' in sys.modules, 'onnxruntime' in sys.modules)\n"
+        f"print(model_fingerprint(__import__('pathlib').Path({str(embedding_model_path())!r})))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                         env=env).stdout.split()  # fmt: skip
+    assert out[:3] == [str(len(cold.chunks)), "False", "False"]
+    assert onnx_minilm._version("torch") == torch.__version__
+    assert onnx_minilm._version("onnxruntime") == onnxruntime.__version__
+    h = hashlib.sha256()  # the fingerprint as it was made with the modules imported
+    for name in ("model.safetensors", "pytorch_model.bin", "config.json"):
+        path = embedding_model_path() / name
+        if path.exists():
+            h.update(name.encode())
+            h.update(str(path.stat().st_size).encode())
+            h.update(path.read_bytes()[: 1 << 20])
+    h.update(f"torch {torch.__version__} ort {onnxruntime.__version__}".encode())
+    assert out[3] == h.hexdigest()[:16]
