@@ -3,6 +3,7 @@ back instead of cleaning the reading again and refitting (47 s of the dev corpus
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -58,3 +59,22 @@ def test_a_fitted_reading_is_read_back_and_a_changed_one_refitted(tmp_path, monk
         path.write_bytes(b"not a pickle")
     with pytest.raises(RuntimeError, match="cleaned again"):
         reading_attacker(reading, chunks, corpus, cache_dir=tmp_path)
+
+
+def test_a_reading_read_back_from_a_memo_finds_the_same_kept_attacker(tmp_path):
+    """The kept attacker's key hashed the reading's pickle, which differs between equal readings
+    whose strings are shared differently: once ``fit_reading`` kept the parsed reading itself
+    (issue 21), the first run on the read-back reading refitted the attacker (26 s of a warm dev
+    re-run instead of 4). The key is the reading's content now."""
+    import pickle
+
+    reading = sample_reading()
+    copy = pickle.loads(pickle.dumps(reading, protocol=5))
+    shared = replace(reading, documents=tuple(replace(d, layout=sys.intern(str(d.layout)))
+                                             for d in reading.documents))  # fmt: skip
+    assert copy == reading == shared
+    path = reading_module._cache_path(tmp_path, reading, 3, 1.0, 0, 50)
+    assert reading_module._cache_path(tmp_path, copy, 3, 1.0, 0, 50) == path
+    assert reading_module._cache_path(tmp_path, shared, 3, 1.0, 0, 50) == path
+    other = replace(reading, documents=reading.documents[1:])
+    assert reading_module._cache_path(tmp_path, other, 3, 1.0, 0, 50) != path

@@ -145,7 +145,9 @@ def _cache_path(cache_dir, reading: Corpus, size: int, C: float, random_state,
 
     key = (READING_CACHE_FORMAT, __version__, sklearn.__version__, size, C, random_state)
     h = hashlib.sha256(repr(key if lineup is None else (*key, lineup_key(lineup))).encode())
-    h.update(pickle.dumps(reading, protocol=5))
+    # by content: the pickle of equal readings differs with how their strings are shared (a
+    # freshly parsed reading and the same one read back from a memo), which refitted the attacker
+    h.update(repr(reading).encode("utf-8", "surrogatepass"))
     return Path(cache_dir) / "reading" / f"attacker_{h.hexdigest()[:24]}.pkl"
 
 
