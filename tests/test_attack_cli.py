@@ -151,3 +151,30 @@ def test_release_writes_attack_files_and_evaluate_reproduces_them(
 def test_evaluate_rejects_a_folder_that_is_not_a_release(tmp_path, capsys):
     assert main(["evaluate", "--release", str(tmp_path)]) == 2
     assert "not a release folder" in capsys.readouterr().err
+
+
+def test_the_reading_is_parsed_once_per_content(sample_with_reading, tmp_path, monkeypatch):
+    """Issue 21: every release parsed the attacker/ folder again (0.35 s of a 5-second warm
+    re-run on dev); ``fit_reading`` keeps the parsed reading by the content of its files. A
+    changed file is parsed again; without a cache folder nothing is kept."""
+    from neswap_core.publish import evaluate
+
+    parsed: list[str] = []
+    real = evaluate.load_attacker
+    monkeypatch.setattr(evaluate, "load_attacker", lambda *a, **k: parsed.append("parse") or real(*a, **k))
+    monkeypatch.setattr(evaluate, "reading_attacker", lambda reading, *a, **k: reading)  # no fit
+
+    def texts(reading) -> list[tuple[str, str]]:
+        return [(d.doc_id, d.text) for d in reading.documents]
+
+    cache = tmp_path / "cache"
+    first = evaluate.fit_reading(sample_with_reading, [], None, "company", cache)
+    again = evaluate.fit_reading(sample_with_reading, [], None, "company", cache)
+    assert parsed == ["parse"] and texts(again) == texts(first)
+    doc = sorted((sample_with_reading / "attacker").glob("*.txt"))[0]
+    doc.write_text(doc.read_text(encoding="utf-8") + "Operator: a new closing line.\n", encoding="utf-8")
+    changed = evaluate.fit_reading(sample_with_reading, [], None, "company", cache)
+    assert parsed == ["parse", "parse"] and texts(changed) != texts(first)
+    assert texts(changed) == texts(real(sample_with_reading, protect="company"))
+    evaluate.fit_reading(sample_with_reading, [], None, "company", None)
+    assert len(parsed) == 3  # no cache folder: parsed again

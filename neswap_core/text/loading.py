@@ -490,12 +490,27 @@ def load_attacker(
     """The reading attacker's corpus: the ``attacker/`` folder of a corpus folder (or beside a
     corpus file), loaded like a corpus; ``aliases.csv``/``executives.csv`` of the corpus folder
     apply unless ``attacker/`` has its own. ``None`` when there is no such folder."""
+    files = attacker_files(path)
+    if files is None:
+        return None
+    return _build(files, protect, text_column, id_column, attacker_label(path))
+
+
+def attacker_files(path: str | Path) -> dict[str, bytes] | None:
+    """{name: bytes} of every file ``load_attacker`` parses for the corpus at ``path`` (its
+    ``attacker/`` folder, and the corpus's aliases and executives unless it has its own), or
+    None: what a kept reading is keyed by (``publish/evaluate.fit_reading``)."""
     folder = attacker_folder(path)
     if folder is None:
         return None
-    base = folder.parent
     files = _folder_files(folder)
     for extra in (ALIASES, EXECUTIVES):
-        if extra not in files and (base / extra).is_file():
-            files[extra] = (base / extra).read_bytes()
-    return _build(files, protect, text_column, id_column, f"{base.name}/{ATTACKER_FOLDER}")
+        if extra not in files and (folder.parent / extra).is_file():
+            files[extra] = (folder.parent / extra).read_bytes()
+    return files
+
+
+def attacker_label(path: str | Path) -> str:
+    """The name ``load_attacker`` gives the reading in its messages: ``<corpus>/attacker``."""
+    path = resolve_corpus(path)
+    return f"{(path if path.is_dir() else path.parent).name}/{ATTACKER_FOLDER}"
