@@ -18,10 +18,10 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
+import neswap_core
 from neswap_core import (
     Corpus,
     ReleaseResult,
-    finish_release,
     key_files,
     release_bundle,
     report_html,
@@ -193,23 +193,35 @@ class LazyScorers(Mapping):
     """``scorers(stage, seed)``, trained or read back on first use: a page whose attackers'
     figures are all kept on disk never loads them (a restarted server's Frontier page spent
     0.6–0.8 s of its first draw on it for nothing, issue 21). Never empty (the in-corpus
-    attacker is always there), so ``scorers or None`` does not load it."""
+    attacker is always there), so ``scorers or None`` does not load it. Their names (in the
+    order ``build_scorers`` gives them) are kept on disk by their key: the keys of what they
+    measured list them, which loaded every attacker after a restart (the Export page's verdict)."""
 
     def __init__(self, stage, seed: int) -> None:
         self._load = lambda: scorers(stage, seed)
+        self.key = scorers_key(stage, seed)  # what they are, known without loading them
 
     @functools.cached_property
     def _found(self) -> dict:
         return self._load()
 
+    @functools.cached_property
+    def _names(self) -> list[str]:
+        from .pipeline import kept
+
+        return kept("scorer_names", [self.key], lambda: list(self._found))
+
     def __getitem__(self, name: str):
         return self._found[name]
 
     def __iter__(self):
-        return iter(self._found)
+        return iter(self._names)
 
     def __len__(self) -> int:
-        return len(self._found)
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
 
     def __bool__(self) -> bool:
         return True
@@ -289,11 +301,16 @@ def export_for(stage, app) -> Export:
     config = export_config(stage, release_id, app.candidates)
     options = {k: config.settings()[k] for k in BUNDLE_OPTIONS}
     base = config.replace(publishable_columns=[], shuffle_chunks=False)
-    cache_key = digest([stage.plans_key, stage.roles_key, sorted(app.scorers), base.to_dict()])
+    # the attackers by their key, not their names: listing them loaded them (a restarted
+    # server's Export page trained or read back every attacker to draw kept figures, issue 21)
+    named = app.scorers.key if isinstance(app.scorers, LazyScorers) else sorted(app.scorers)
+    cache_key = digest([stage.plans_key, stage.roles_key, named, base.to_dict()])
 
     def make() -> Export:
-        result = finish_release(base, stage.corpus(), stage.clean().corpus, app.candidates,
-                                app.scorers, notes=[app.note] if app.note else [])  # fmt: skip
+        # through the package, which imports the release runner (and with it the attackers and
+        # scikit-learn, 1.5 s) on this first call, not when a page draws kept figures (issue 21)
+        result = neswap_core.finish_release(base, stage.corpus(), stage.clean().corpus, app.candidates,
+                                            app.scorers, notes=[app.note] if app.note else [])  # fmt: skip
         return Export(base, result, cache_key)
 
     # once per release, review and settings (the key names them all but the bundle's layout,
@@ -324,8 +341,12 @@ def _verdict(key: str, _export: Export):
 
 def adaptive_applies_to(export: Export) -> bool:
     """Whether the release can be measured by the adaptive attacker (a document-defence release
-    with an attacker reading: ``publish.adaptive_attack``)."""
-    return adaptive_applies(export.result)
+    with an attacker reading: ``publish.adaptive_attack``). Kept on disk by the export's key
+    (the release, review, settings and attackers): the rule reads the reading attacker's units,
+    which loaded every attacker at a restarted server's first draw of the page (issue 21)."""
+    from .pipeline import kept
+
+    return kept("adaptive_applies", [export.cache_key], lambda: adaptive_applies(export.result))
 
 
 def adaptive_of(export: Export) -> dict | None:

@@ -17,8 +17,12 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from neswap_core.choose.frontier import choose_release, describe_release, frontier_mask
-from neswap_core.choose.grid import frontier_winner, hyperparameter_grid
+from neswap_core.choose.frontier import (
+    choose_release,
+    describe_release,
+    frontier_mask,
+    frontier_winner,
+)
 from neswap_core.config import PAPER_POPULATIONS
 
 from .widgets import fmt_number
@@ -358,6 +362,10 @@ def grid_key(stage, populations: Sequence[float]) -> str:
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _grid_run(key: str, populations: tuple[float, ...], _chunks, _x, _config, _progress=None) -> dict:
+    # here, not at the top: the grid fits mixtures (scikit-learn estimators, 1.5 s to import), which
+    # a page drawing a kept grid never does (issue 21)
+    from neswap_core.choose.grid import hyperparameter_grid
+
     from .pipeline import embedder
 
     rows, sweeps = hyperparameter_grid(

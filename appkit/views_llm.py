@@ -8,8 +8,12 @@ the CLI's ``evaluate --llm`` does; answers are cached on disk, so a rerun sends 
 
 from __future__ import annotations
 
-from neswap_core.measure.llm import LLMAttacker, LLMSettings, llm_release_measures
-from neswap_core.publish.evaluate import company_candidates
+from neswap_core.measure.llm import (
+    LLMAttacker,
+    LLMSettings,
+    company_candidates,
+    llm_release_measures,
+)
 from neswap_core.publish.export import document_texts
 
 from .pipeline import CACHE_DIR

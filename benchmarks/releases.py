@@ -32,7 +32,7 @@ def main() -> int:
     if not Path(args.corpus).exists():
         print(f"skip: {args.corpus} not found (the dev corpus lives in ../shared/corpus/dev)")
         return 0
-    from neswap_core.choose.grid import frontier_winner
+    from neswap_core.choose.frontier import frontier_winner
     from neswap_core.config import PAPER_POPULATIONS, RunConfig
     from neswap_core.generate.context import release_context
     from neswap_core.generate.releases import sweep_releases

@@ -31,7 +31,7 @@ _OWNERS: dict[str, str] = {
     "Embedder": "models.embedding",
     # the release path
     "prepare_release": "run_release", "run_release": "run_release",
-    "finish_release": "run_release", "release_from_config": "run_release",
+    "finish_release": "choose.finish", "release_from_config": "run_release",
     "ReleaseResult": "choose.result", "Candidates": "choose.candidates",
     "build_candidates": "choose.candidates", "describe_candidate": "choose.candidates",
     "Choice": "choose.chosen", "ChosenRelease": "choose.review",
@@ -60,8 +60,9 @@ __all__ = [
 
 #: Packages loaded only when first needed (inside the functions that use them), because each
 #: takes seconds to import or is optional: the one list of imports allowed inside functions.
+#: SciPy's optimizers and statistics take 0.2–0.5 s each where SciPy itself is needed anyway.
 LAZY_PACKAGES = ("torch", "spacy", "sentence_transformers", "transformers", "ray", "onnxruntime",
-                 "tokenizers", "safetensors", "wordfreq")
+                 "tokenizers", "safetensors", "wordfreq", "scipy.optimize", "scipy.stats")
 
 
 def __getattr__(name: str) -> Any:
@@ -82,6 +83,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # for type checkers and editors; at run time ``__getattr__`` loads each name
     from .choose.candidates import Candidates, build_candidates, describe_candidate
     from .choose.chosen import Choice
+    from .choose.finish import finish_release
     from .choose.goals import Constraint, Goal
     from .choose.result import ReleaseResult
     from .choose.review import ChosenRelease
@@ -95,5 +97,5 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time ``__getattr__`` 
     from .publish.evaluate import evaluate_release
     from .publish.report import report_html
     from .publish.writer import key_files, release_bundle, write_release
-    from .run_release import finish_release, prepare_release, release_from_config, run_release
+    from .run_release import prepare_release, release_from_config, run_release
     from .text.loading import load_corpus

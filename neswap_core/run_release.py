@@ -11,9 +11,9 @@ by step over its caches (the same functions, so both write the same files):
 5. ``build_scorers``: the attackers (the reading one and the rest of the attacker panel when
    the corpus has an ``attacker/`` folder, the in-corpus one always; SPEC §8, §12);
 6. ``build_candidates``: every candidate, the paper's and the plans', in one measured table;
-7. ``finish_release``: the choice (pinned, goal or line; choose/chosen.py) and the release
-   with the analyst's review applied, as a ``ReleaseResult`` (choose/result.py), which
-   ``publish.writer`` turns into ``released/`` and ``key/``.
+7. ``finish_release`` (choose/finish.py): the choice (pinned, goal or line; choose/chosen.py)
+   and the release with the analyst's review applied, as a ``ReleaseResult``
+   (choose/result.py), which ``publish.writer`` turns into ``released/`` and ``key/``.
 """
 
 from __future__ import annotations
@@ -21,17 +21,16 @@ from __future__ import annotations
 import sys
 import time
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
-from .choose.candidates import Candidates, build_candidates
-from .choose.chosen import PINNED, check_pinned_plan, choose
+from .choose.candidates import build_candidates
+from .choose.chosen import check_pinned_plan
+from .choose.finish import finish_release
 from .choose.goals import search_for_goal
 from .choose.prefetch import prefetch_candidates
 from .choose.result import ReleaseResult
-from .choose.review import decision_map
 from .choose.scorers import build_scorers
 from .config import RunConfig
-from .corpus import Corpus
 from .generate.context import release_context
 from .generate.releases import sweep_for_config
 from .measure.lineups import lineup_statement
@@ -70,27 +69,6 @@ def prepare_release(config: RunConfig, *, embedder=None, progress: Progress | No
         return prepare_ray(corpus, config, ray)
     return prepare(corpus, config, embedder=embedder, progress=progress,
                    processes=default_processes() if processes is None else processes)
-
-
-def finish_release(
-    config: RunConfig,
-    corpus: Corpus,
-    clean: Corpus,
-    candidates: Candidates,
-    scorers: dict | None = None,
-    *,
-    fit_warnings: Sequence[str] = (),
-    notes: Sequence[str] = (),
-    timings: dict | None = None,
-) -> ReleaseResult:
-    """The choice of ``config`` among ``candidates`` and its release after review (step 7)."""
-    candidates, choice = choose(candidates, config, scorers)
-    release = None
-    if choice.release_id is not None:
-        decisions = decision_map(config.review.decisions) if choice.why == PINNED else {}
-        release = candidates.source(choice.release_id).review(decisions)
-    return ReleaseResult(config, corpus, clean, candidates, choice, release, dict(scorers or {}),
-                         list(fit_warnings), list(notes), dict(timings or {}))  # fmt: skip
 
 
 def run_release(

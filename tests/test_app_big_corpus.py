@@ -542,6 +542,7 @@ def test_a_stored_mixture_reads_its_attributes_without_scikit_learn_and_pickles_
     from pathlib import Path
 
     from appkit.mixture_state import StoredMixture, mixture_state
+    from neswap_core.choose import memo_keys
     from neswap_core.models.mixture import SphericalMixture
 
     rng = np.random.default_rng(0)
@@ -554,6 +555,13 @@ def test_a_stored_mixture_reads_its_attributes_without_scikit_learn_and_pickles_
     np.testing.assert_array_equal(stored.predict_proba(x), fitted.predict_proba(x))
     assert pickle.dumps(stored, protocol=4) == pickle.dumps(fitted, protocol=4)
     assert pickle.dumps(pickle.loads(pickle.dumps(stored)), protocol=4) == pickle.dumps(fitted, protocol=4)
+    # the memo key's part for the mixture: the same for both, without making the estimator
+    # (pickling it imported scikit-learn at a restarted server's Frontier page)
+    fresh = StoredMixture(mixture_state(fitted))
+    assert memo_keys.mixture_state(fresh) == memo_keys.mixture_state(fitted)
+    assert fresh._estimator_ is None
+    other = SphericalMixture(family="pkb", n_components=3, random_state=1).fit(x[::-1])
+    assert memo_keys.mixture_state(other) != memo_keys.mixture_state(fitted)
     (tmp_path / "state.pkl").write_bytes(mixture_state(fitted))
     root = Path(ap.__file__).resolve().parent.parent
     probe = ("import sys; from pathlib import Path; from appkit.mixture_state import StoredMixture; "

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from neswap_core.measure.attack import WEIGHT_DECIMALS
 from neswap_core.measure.audit import RenyiAudit, released_embeddings
+from neswap_core.measure.term_ranking import WEIGHT_DECIMALS
 from neswap_core.workspace.store import Workspace
 from tests.app_workspace import small_workspace
 from tests.chat_endpoint import chat_endpoint

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import neswap_core
 from appkit.state import corpus_fingerprint, settings
 from appkit.verdict_view import ARTIFACT
 from tests.app_workspace import small_workspace
@@ -129,7 +130,6 @@ def test_the_export_page_finishes_its_release_once_per_review(tmp_path, monkeypa
     its runs: 0.65 s of every click on the dev corpus (issue 21). Once per release, review and
     settings now: a bundle option measures nothing again, a rejected pair finishes it again."""
     from appkit import choice_view as cv
-    from appkit import views_export as vexp
     from appkit import views_release as vr
     from appkit.pipeline import Stage
     from neswap_core.choose.review import pair_key
@@ -138,13 +138,13 @@ def test_the_export_page_finishes_its_release_once_per_review(tmp_path, monkeypa
     ws = small_workspace(tmp_path, monkeypatch)
     at = run("6_export")
     calls: list[str] = []
-    real = vexp.finish_release
+    real = neswap_core.finish_release
 
     def finish(config, *args, **kwargs):
         calls.append(config.review.release)
         return real(config, *args, **kwargs)
 
-    monkeypatch.setattr(vexp, "finish_release", finish)
+    monkeypatch.setattr(neswap_core, "finish_release", finish)
     for shuffled in (True, False):
         at.checkbox(key="ex_shuffle").set_value(shuffled).run()
         assert not at.exception

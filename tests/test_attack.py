@@ -10,13 +10,13 @@ import pytest
 
 from neswap_core.errors import ConfigError, FitError
 from neswap_core.measure.attack import (
-    WEIGHT_DECIMALS,
     CrossFittedAttacker,
     TextAttacker,
     cross_fitted_proba,
     fold_assignment,
 )
 from neswap_core.measure.attack_scores import ReleaseScorer, mcnemar_exact
+from neswap_core.measure.term_ranking import WEIGHT_DECIMALS
 
 COMMON = "revenue growth quarter margin customers demand strong year results team".split()
 OWN = {
@@ -247,7 +247,7 @@ def test_term_weights_equal_up_to_float_noise_rank_by_term():
     BLAS summation order, whose last digits differ between CPUs (key/attack.csv listed "name
     atmos; atmos" on one machine and "atmos; name atmos" on another): such ties put the phrase
     first, then rank by term."""
-    from neswap_core.measure.attack import ranked_weights
+    from neswap_core.measure.term_ranking import ranked_weights
 
     ranked = ranked_weights(np.array([0.5, 0.5 + 1e-15, 0.7, -0.1, 0.5]),
                             np.array(["atmos", "name atmos", "cloud", "flat", "aruba"], dtype=object))

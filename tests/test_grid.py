@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from neswap_core.choose.grid import frontier_winner, hyperparameter_grid
+from neswap_core.choose.frontier import frontier_winner
+from neswap_core.choose.grid import hyperparameter_grid
 from tests.test_releases import embed, make_chunks
 
 

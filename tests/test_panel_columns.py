@@ -23,9 +23,10 @@ from neswap_core.choose.attack_columns import (
 )
 from neswap_core.choose.scorers import build_scorers
 from neswap_core.corpus import Chunk
-from neswap_core.measure.attack import WEIGHT_DECIMALS, TextAttacker
+from neswap_core.measure.attack import TextAttacker
 from neswap_core.measure.panel import AttackerPanel
 from neswap_core.measure.panel_scorers import family_scorers, family_term_weights
+from neswap_core.measure.term_ranking import WEIGHT_DECIMALS
 from neswap_core.measure.tone import ToneScorer, tone_report
 from tests.test_panel import HEAD, _windows
 

@@ -51,7 +51,10 @@ def test_the_cli_and_the_app_call_the_public_release_path():
 
     assert cli.release_from_config is neswap_core.release_from_config
     assert cli.write_release is neswap_core.write_release
-    assert views_export.finish_release is neswap_core.finish_release
+    # the Export page finishes through the package (imported on that call, not at the page's
+    # draw: the runner imports scikit-learn, issue 21)
+    assert "neswap_core.finish_release(" in Path(views_export.__file__).read_text()
+    assert not hasattr(views_export, "finish_release")
     assert pipeline.build_candidates is neswap_core.build_candidates
 
 
@@ -74,5 +77,6 @@ def test_no_import_inside_a_function_of_the_release_path_but_heavy_packages():
              for p in ([core / entry] if entry.endswith(".py") else sorted((core / entry).rglob("*.py")))]
     lazy = neswap_core.LAZY_PACKAGES
     bad = [f"{p.relative_to(ROOT)}:{line} imports {name}" for p in files
-           for line, name in _function_imports(p) if name.split(".")[0] not in lazy]
+           for line, name in _function_imports(p)
+           if not any(name == pkg or name.startswith(pkg + ".") for pkg in lazy)]
     assert bad == []

@@ -63,6 +63,15 @@ class TradeOffChoice:
     message: str
 
 
+def frontier_winner(table: pd.DataFrame) -> tuple[str, dict[str, int]]:
+    """The combination with most releases on the frontier, and the count per combination."""
+    if len(table) == 0:
+        return "", {}
+    on = table[frontier_mask(table["du"].to_numpy(), table["dr"].to_numpy())]
+    counts = on["combination"].value_counts().to_dict()
+    return (max(counts, key=counts.get) if counts else ""), counts
+
+
 def is_acceptable(utility, risk, a: float, c: float) -> np.ndarray:
     """DR ≤ c + a·DU, elementwise (SPEC §7)."""
     return np.asarray(risk, float) <= c + a * np.asarray(utility, float) + LINE_TOLERANCE

@@ -18,7 +18,7 @@ from ..config import PAPER_FAMILIES, PAPER_KS, PAPER_MIN_WEIGHTS, PAPER_POPULATI
 from ..corpus import Chunk
 from ..generate.releases import ReleaseContext, Sweep, sweep_releases
 from ..models.mixture import SphericalMixture
-from .frontier import choose_release, frontier_mask
+from .frontier import choose_release, frontier_winner
 
 Progress = Callable[[float, str], None]
 
@@ -28,15 +28,6 @@ class GridSetting:
     family: str
     n_components: int
     min_weight: float
-
-
-def frontier_winner(table: pd.DataFrame) -> tuple[str, dict[str, int]]:
-    """The combination with most releases on the frontier, and the count per combination."""
-    if len(table) == 0:
-        return "", {}
-    on = table[frontier_mask(table["du"].to_numpy(), table["dr"].to_numpy())]
-    counts = on["combination"].value_counts().to_dict()
-    return (max(counts, key=counts.get) if counts else ""), counts
 
 
 def hyperparameter_grid(

@@ -52,6 +52,14 @@ def candidate_settings(config) -> dict:
     return settings
 
 
+def mixture_state(mixture) -> bytes:
+    """The fitted mixture's parameters and fitted attributes (its public attributes, by name),
+    pickled: the key's part for the mixture. Not the estimator pickled whole, whose class makes
+    pickle import scikit-learn (1.5 s) where the app keeps only the attributes (issue 21)."""
+    public = sorted((k, v) for k, v in vars(mixture).items() if not k.startswith("_"))
+    return pickle.dumps(public, protocol=4)
+
+
 def run_key(ctx, config, reading_units: tuple | None = None) -> str | None:
     """The key of ``ctx``'s candidates under ``config`` (module docstring), or None."""
     identity = embed_identity(ctx.embed)
@@ -64,7 +72,7 @@ def run_key(ctx, config, reading_units: tuple | None = None) -> str | None:
         "run", list(identity), repr(sorted(settings.items(), key=lambda kv: kv[0])),
         texts_digest(c.chunk_id for c in chunks), texts_digest(c.doc_id for c in chunks),
         texts_digest(c.text for c in chunks), texts_digest(c.protected for c in chunks), entities,
-        ctx.embeddings, pickle.dumps(ctx.mixture, protocol=4), units_digest(reading_units),
+        ctx.embeddings, mixture_state(ctx.mixture), units_digest(reading_units),
     )
 
 

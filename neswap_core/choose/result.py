@@ -8,6 +8,7 @@ when first asked for (``publish.protection``), or given by the caller (the app's
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..config import RunConfig
@@ -28,7 +29,7 @@ class ReleaseResult:
     candidates: Candidates
     choice: Choice
     release: ChosenRelease | None
-    scorers: dict = field(default_factory=dict, repr=False)  # attack scorers by attacker name
+    scorers: Mapping = field(default_factory=dict, repr=False)  # attack scorers by attacker name
     fit_warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the run changed or could not do
     timings: dict = field(default_factory=dict)  # seconds per stage

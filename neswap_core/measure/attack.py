@@ -56,6 +56,7 @@ from .lineups import (
     take_rows,
 )
 from .term_budget import fit_within_budget
+from .term_ranking import ranked_weights
 
 #: log(1e-300): the log-probability of a class a fold model never saw (keeps sums finite).
 LOG_FLOOR = float(np.log(1e-300))
@@ -68,23 +69,6 @@ def _as_texts(texts: Sequence[str], what: str = "texts") -> list[str]:
     if not out:
         raise FitError(f"No {what} given: the attacker needs at least one text.")
     return out
-
-
-#: Decimals a term weight is compared at: weights equal to this precision are a tie. Two terms
-#: that always occur together (a name and the bigram holding it) get weights equal up to the
-#: BLAS summation order, whose last digits differ between CPUs.
-WEIGHT_DECIMALS = 10
-
-
-def ranked_weights(weights: np.ndarray, terms: np.ndarray) -> pd.Series:
-    """``weights`` per term, largest first; ties (to ``WEIGHT_DECIMALS``) put the longer phrase
-    first (it says more than the word inside it: "billable expenses", then "billable"), then
-    term order, so the ranking is the same on every machine."""
-    weights = np.asarray(weights, dtype=np.float64)
-    terms = np.asarray(terms, dtype=object).astype(str)
-    words = np.char.count(terms, " ") if len(terms) else np.zeros(0, dtype=np.int64)
-    order = np.lexsort((terms, -words, -np.round(weights, WEIGHT_DECIMALS)))
-    return pd.Series(weights[order], index=terms[order].astype(object))
 
 
 class TextAttacker(BaseEstimator):
@@ -262,6 +246,9 @@ class CrossFittedAttacker(BaseEstimator):
     fitted texts, kept by line-up: ``lineups.LineupRows``; with line-ups, other line-ups' columns
     at ``lineups.MASKED``) and ``oof_log_proba_``, the same made whole.
     """
+
+    #: Its scores and term weights take each text's corpus position (the fold blind to it).
+    positional = True
 
     def __init__(
         self,

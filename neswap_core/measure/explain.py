@@ -11,13 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from ..errors import ConfigError
-from .attack import CrossFittedAttacker
 from .attack_scores import ReleaseScorer
+
+if TYPE_CHECKING:  # the attackers' module imports scikit-learn (1.5 s): the Check page's views
+    from .attack import CrossFittedAttacker  # of kept figures need none of it (issue 21)
 
 
 @dataclass(frozen=True)
@@ -52,8 +55,9 @@ def _term_weights(scorer: ReleaseScorer, texts: list[str], positions: np.ndarray
     attacker = scorer.attacker
     if attacker is None:
         return pd.Series(dtype=float)
-    if isinstance(attacker, CrossFittedAttacker):
-        return attacker.term_weights(texts, label, positions)
+    if getattr(attacker, "positional", False):  # the in-corpus attacker: a fold model per chunk
+        fitted: CrossFittedAttacker = attacker
+        return fitted.term_weights(texts, label, positions)
     return attacker.term_weights(texts, label)
 
 

@@ -218,6 +218,16 @@ class LLMAttacker:
         return [match_answer(self.answer(t), self.candidates) for t in texts]
 
 
+def company_candidates(corpus) -> dict[str, tuple[str, ...]]:
+    """{protected value: its documents' aliases}: the answers an LLM attacker's reply is matched
+    against (measure/llm.py ``match_answer``)."""
+    candidates: dict[str, tuple[str, ...]] = {}
+    for d in corpus.documents:
+        value = corpus.protected_value(d)
+        candidates[value] = tuple(dict.fromkeys([*candidates.get(value, ()), *d.aliases]))
+    return candidates
+
+
 def llm_accuracy(attacker: LLMAttacker, texts: Sequence[str], labels: Sequence[str]) -> float:
     """Share of texts whose company the LLM names (chunk or document accuracy, by the texts)."""
     if not texts:

@@ -23,7 +23,6 @@ import pandas as pd
 from scipy import sparse
 
 from . import row_memo
-from .attack import ranked_weights
 from .attack_scores import AttackMeasures, ReleaseScorer, _ranks
 from .lineups import mask_rows
 from .panel import (
@@ -34,6 +33,7 @@ from .panel import (
     LineupFamily,
     RetrievalFamily,
 )
+from .term_ranking import ranked_weights
 
 Embed = Callable[[list[str]], np.ndarray]
 

@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import linear_sum_assignment
 
 from ..choose.attack_columns import ATTACKER_NOTES, PANEL, panel_members, primary_name, summarise
 from ..errors import CorpusError
@@ -114,6 +113,9 @@ def released_changes(
     assignment), so shuffled chunk order is undone; a paragraph count that differs from the
     chunk count is a ``CorpusError`` (other chunking settings than the release's).
     """
+    # here: SciPy's optimizers cost 0.2–0.5 s to import, which the app's pages never need
+    from scipy.optimize import linear_sum_assignment
+
     positions: dict[str, list[int]] = {}
     for p, d in enumerate(doc_ids):
         positions.setdefault(str(d), []).append(p)

@@ -26,7 +26,7 @@ from ..disk_memo import DiskMemo, content_key
 from ..errors import CorpusError
 from ..generate.rewrite import apply_roles
 from ..measure.attack_scores import ReleaseScorer
-from ..measure.llm import llm_release_measures
+from ..measure.llm import company_candidates, llm_release_measures
 from ..measure.reading import missing_companies, reading_attacker
 from ..models.embedding import Embedder
 from ..paths import resolve_cache_dir
@@ -56,16 +56,6 @@ class Evaluation:
         )
         self.summary["attackers"]["llm"] = result
         return result
-
-
-def company_candidates(corpus) -> dict[str, tuple[str, ...]]:
-    """{protected value: its documents' aliases}: the answers an LLM attacker's reply is matched
-    against (measure/llm.py ``match_answer``)."""
-    candidates: dict[str, tuple[str, ...]] = {}
-    for d in corpus.documents:
-        value = corpus.protected_value(d)
-        candidates[value] = tuple(dict.fromkeys([*candidates.get(value, ()), *d.aliases]))
-    return candidates
 
 
 def fit_reading(corpus_path: str | Path, chunks: list[Chunk], corpus, protect: str,
