@@ -2,7 +2,7 @@
 
 The page's release — the one pinned on **4 · Swaps** (a plan by its plan and stage) or picked on
 the frontier — and the analyst's review decisions become a ``RunConfig`` (the run.toml the page
-offers); ``run_release.finish_release`` turns it, with the stage's cached candidates, into the
+offers); ``finish_release`` (``choose/finish.py``) turns it, with the stage's cached candidates, into the
 same ``ReleaseResult`` the CLI computes from that run.toml, and ``publish.writer`` makes the
 ``released/`` and ``key/`` files from it. So the app's downloads and the CLI's folders are the
 same files. This module keeps the analyst's accepted leak-scan hits in the workspace.

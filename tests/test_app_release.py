@@ -342,6 +342,7 @@ def test_export_files_apply_the_review(workspace):
 def test_grid_runs_once_then_follows_the_line_without_refitting(workspace, monkeypatch):
     from appkit import views_frontier as vf
     from appkit.widgets import fmt_number
+    from neswap_core.choose import grid as core_grid
 
     at = run_page("5_frontier")
     at.button(key="grid_run").click().run()
@@ -353,7 +354,8 @@ def test_grid_runs_once_then_follows_the_line_without_refitting(workspace, monke
 
     # A new session reads the grid from the workspace: no button, no fit, and the "your line
     # picks" view follows the sliders (c above every release: the highest-DU release wins).
-    monkeypatch.setattr(vf, "hyperparameter_grid", lambda *a, **k: pytest.fail("grid refitted"))
+    # (the page imports the grid's module when it fits: patched there)
+    monkeypatch.setattr(core_grid, "hyperparameter_grid", lambda *a, **k: pytest.fail("grid refitted"))
     again = run_page("5_frontier")
     assert not [b for b in again.button if b.key == "grid_run"]
     again.slider(key="frontier_c").set_value(again.slider(key="frontier_c").max).run()
