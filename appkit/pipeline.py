@@ -167,6 +167,16 @@ def unpack_uploads(payload: bytes) -> list[tuple[str, bytes]]:
         return [(n, zf.read(n)) for n in zf.namelist()]
 
 
+#: Kinds of ``kept`` values that are a release's figures (a few kB each): kept for the core's
+#: usual count of entries (``disk_memo.MAX_ENTRIES``, 24), not 4 like the corpus-sized ones
+#: (chunks, vectors, the sweep: megabytes at 10k passages). An analyst browses more than four
+#: releases; a restarted server then read the one in use back only if it was among the last
+#: four, else loaded every attacker to measure it again (issue 21).
+FIGURE_KINDS = frozenset({"attack_measures", "release_measures", "panel_measures", "naming_terms",
+                          "document_views", "scorer_names", "adaptive_applies"})
+BIG_ENTRIES = 4
+
+
 def kept(kind: str, parts: list, compute: Callable[[], Any], *, backend: str | None = None,
          mapped: bool = False) -> Any:
     """``compute()``, kept on disk as well (``CACHE_DIR``/memo/app_<kind>) under ``parts``, the
@@ -176,10 +186,11 @@ def kept(kind: str, parts: list, compute: Callable[[], Any], *, backend: str | N
     page's first draw after a restart, ten times that at 100k). ``parts`` must name the value's
     inputs by content (an upload's content key, ``corpus_digest``), never by a path. ``mapped``:
     its arrays are read back memory-mapped and read-only (``DiskMemo``), without a copy."""
-    from neswap_core.disk_memo import DiskMemo, content_key
+    from neswap_core.disk_memo import MAX_ENTRIES, DiskMemo, content_key
 
     key = content_key("app", kind, parts, _models(backend))
-    return DiskMemo(CACHE_DIR, f"app_{kind}", max_entries=4, mapped=mapped).get_or_compute(key, compute)
+    entries = MAX_ENTRIES if kind in FIGURE_KINDS else BIG_ENTRIES
+    return DiskMemo(CACHE_DIR, f"app_{kind}", max_entries=entries, mapped=mapped).get_or_compute(key, compute)
 
 
 def _models(backend: str | None) -> list[str]:

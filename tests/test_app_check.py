@@ -284,6 +284,26 @@ def restart_server() -> None:
                     value.clear()
 
 
+def test_a_releases_figures_outlive_browsing_more_than_four_releases(tmp_path, monkeypatch):
+    """Issue 21: the app kept the last four values of every kind on disk, so a restarted
+    server measured the release in use again, loading every attacker, once the analyst had
+    looked at more than four releases. A release's figures (a few kB) are kept like the core's
+    (24 of a kind); the corpus-sized values still four."""
+    from appkit import pipeline
+    from neswap_core.disk_memo import MAX_ENTRIES, MEMO_FOLDER
+
+    monkeypatch.setattr(pipeline, "CACHE_DIR", tmp_path)
+    for i in range(6):
+        pipeline.kept("release_measures", [f"release {i}"], lambda i=i: {"release": i})
+        pipeline.kept("chunks", [f"corpus {i}"], lambda i=i: [i])
+    assert all(pipeline.kept_ready("release_measures", [f"release {i}"]) for i in range(6))
+    calls: list[int] = []
+    assert pipeline.kept("release_measures", ["release 0"], lambda: calls.append(0)) == {"release": 0}
+    assert calls == []
+    assert len(list((tmp_path / MEMO_FOLDER / "app_chunks").glob("*.pkl"))) == pipeline.BIG_ENTRIES
+    assert MAX_ENTRIES > 6 and "release_measures" in pipeline.FIGURE_KINDS
+
+
 def test_a_restarted_servers_frontier_neither_loads_nor_runs_an_attacker(workspace, monkeypatch):
     """Issue 21: after a restart the Frontier page loaded every attacker and scored the release
     in use again for its verdict and accuracy sentence (2–4 s of a 8–10 s first draw on the dev
