@@ -10,7 +10,7 @@ import pytest
 
 from neswap_core.models.embedding import Embedder
 from neswap_core.models.embedding_pool import RecordingEncoder, pool_processes
-from tests.conftest import shared_onnx_export
+from tests.conftest import sample_subset, shared_onnx_export
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -60,13 +60,14 @@ def test_pooled_sweep_embeds_every_vector_the_serial_sweep_does(tmp_path, monkey
     from neswap_core.generate.releases import sweep_for_config
     from neswap_core.prepare.pipeline import prepare_path
 
-    monkeypatch.chdir(ROOT)
-    # one level of the document defence (the default grid has six: 3x the test's time, no more
-    # kinds of text to embed)
-    config = RunConfig.of(corpus="data/sample", n_components=5, n_init=1, max_swaps=4,
+    # four of the sample's transcripts (the property does not depend on the corpus's size; all
+    # ten took three minutes) and one level of the document defence (the default grid has six:
+    # 3x the test's time, no more kinds of text to embed)
+    corpus = str(sample_subset(tmp_path / "corpus", 4))
+    config = RunConfig.of(corpus=corpus, n_components=5, n_init=1, max_swaps=4,
                           plan_rounds=1, plan_terms=[True], plan_redaction_levels=[0.0, 0.05],
                           document_levels=[0.1])
-    prepared = prepare_path("data/sample", config)
+    prepared = prepare_path(corpus, config)
     # a reading: each call's passages as two documents of its company (the defender needs two
     # halves of the reading per company)
     units = ([c.text for c in prepared.chunks], [c.protected for c in prepared.chunks],

@@ -133,15 +133,20 @@ def test_side_by_side_runs_both_batches_at_once_and_keeps_their_order(always_in_
     assert side_by_side(lambda: "panel", None) == ("panel", None)
 
 
-def test_side_by_side_raises_either_sides_error_after_both_stopped():
+def test_side_by_side_raises_either_sides_error_after_both_stopped(always_in_processes):
+    """The second side fails while the first is still running (it queued its fits, which starts
+    the second, then waits for the failure): the error comes once the first has finished too."""
     import threading
 
     from neswap_core.models.fit_processes import side_by_side
 
     done = threading.Event()
+    stopped = []
 
     def slow_ok():
-        done.wait(60)
+        run_in_processes([functools.partial(_getpid, i) for i in range(2)], 2)  # starts the second
+        assert done.wait(60)  # the second side has failed by now
+        stopped.append(1)
         return 1
 
     def fails():
@@ -150,6 +155,7 @@ def test_side_by_side_raises_either_sides_error_after_both_stopped():
 
     with pytest.raises(ValueError, match="second side"):
         side_by_side(slow_ok, fails)
+    assert stopped == [1]  # raised after the first side had stopped
 
     def first_fails():
         raise ValueError("first side")
