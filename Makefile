@@ -54,15 +54,16 @@ torch-index:
 	@echo "$(torch_index)"
 
 # The suite runs on TEST_WORKERS processes (pytest-xdist), one test file per worker at a time so
-# each file's module fixtures are built once, longest files first (tests/conftest.py): 16 min
-# instead of 35 on an idle 2-core machine with warm caches; from a fresh clone (cold caches)
-# beside a niced CPU-bound process, 28 min of tests, 30 min with setup (1,131 tests, 2026-11-27).
+# each file's module fixtures are built once, longest files first (tests/conftest.py; xdist would
+# reorder them by number of tests without --no-loadscope-reorder). From a fresh clone on an idle
+# 2-core machine: 3 min of setup and 25 min of tests before that flag (1,291 tests, 2026-11-29);
+# benchmarks/ci_timeline.py says where a run's minutes went.
 # `make test TEST_WORKERS=0` runs it in this process.
 TEST_WORKERS ?= 2
 
 test: setup browser
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+	$(BIN)/python -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 
 # mypy type-checks the library ([tool.mypy] in pyproject.toml; incremental cache in .mypy_cache)
 lint: setup

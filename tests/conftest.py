@@ -14,15 +14,27 @@ import pytest
 
 os.environ.setdefault("NESWAP_CACHE_DIR", str(Path(__file__).resolve().parents[1] / ".neswap-cache"))
 
-#: The longest test files (minutes each on 2 cores), longest first. ``make test`` hands whole
-#: files to two workers (pytest-xdist ``--dist loadfile``) in collection order; collected
-#: alphabetically, the Ray and sweep-memory files came last and one worker ran them while the
-#: other sat idle. Longest first packs the two workers evenly.
+#: The longest test files (minutes each on 2 cores, from a fresh clone's cold caches:
+#: ``benchmarks/ci_timeline.py``), longest first. ``make test`` hands whole files to two workers
+#: (pytest-xdist ``--dist loadfile --no-loadscope-reorder``) in collection order; collected
+#: alphabetically (or, xdist's default since 3.8, by number of tests) the Ray, golden and dev
+#: files came last and one worker ran them while the other sat idle (188 s of a 25-minute run).
+#: Longest first packs the two workers evenly.
 LONGEST_FILES = (
-    "test_ray_engine.py", "test_golden.py", "test_attack_dev.py", "test_sweep_memory.py",
-    "test_cli.py", "test_embedding_pool.py", "test_goals.py", "test_export_reproduces.py",
-    "test_app_check.py", "test_e2e_first_load.py", "test_attack_cli.py", "test_panel.py",
+    "test_golden.py", "test_attack_dev.py", "test_ray_engine.py", "test_cli.py",
+    "test_onnx_embedding.py", "test_app_big_corpus.py", "test_app_verdict.py",
+    "test_embedding_pool.py", "test_app_progress.py", "test_sweep_memory.py", "test_app_check.py",
+    "test_e2e_first_load.py", "test_goals.py", "test_lineups.py", "test_long_documents.py",
+    "test_attack_cli.py", "test_export_reproduces.py", "test_app_release.py", "test_disk_memo.py",
+    "test_app_plans.py", "test_e2e_browser.py", "test_app_adaptive.py", "test_panel_columns.py",
 )
+
+#: Each pytest-xdist worker is one of ``make test``'s processes sharing the machine's cores: one
+#: intra-op thread each for ONNX Runtime and PyTorch (their default takes every core per process,
+#: and two workers' threads spin-wait against each other), as the prepare's own worker processes
+#: do (``prepare/pipeline.py``). BLAS is pinned where it matters (``models/blas_threads.py``).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def pytest_collection_modifyitems(session, config, items) -> None:

@@ -72,3 +72,27 @@ def test_the_dashboard_is_local_unless_asked_and_warns_when_exposed():
     assert "WARNING" in make("address-check", "ADDRESS=0.0.0.0").stderr
     dry = make("-n", "run", "VENV=/nonexistent/venv", "TORCH_INDEX=").stdout
     assert "streamlit run app.py --server.address 127.0.0.1" in dry
+
+
+def test_make_test_hands_the_workers_the_files_in_collection_order(tmp_path):
+    """``tests/conftest.py`` puts the longest files first so the two workers finish together;
+    pytest-xdist 3.8 reorders files by their number of tests unless told not to, and ran the
+    long Ray, golden and dev files last while the other worker sat idle (188 s of a CI run).
+    ``make test``'s own options, on a suite whose one-test file is collected first: it runs first."""
+    import os
+    import sys
+
+    line = next(x for x in make("-n", "test", "TEST_WORKERS=1").stdout.splitlines() if " -m pytest" in x)
+    options = line.split(" -m pytest", 1)[1].split()
+    (tmp_path / "test_many.py").write_text("".join(f"def test_{i}():\n    pass\n" for i in range(5)))
+    (tmp_path / "test_long.py").write_text("def test_long():\n    pass\n")
+    (tmp_path / "conftest.py").write_text(
+        "def pytest_collection_modifyitems(items):\n"
+        "    items.sort(key=lambda item: item.path.name != 'test_long.py')\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
+    run = subprocess.run([sys.executable, "-m", "pytest", *options, "-v", "-p", "no:cacheprovider",
+                          "--rootdir", str(tmp_path), str(tmp_path)],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    started = [x.split()[-1] for x in run.stdout.splitlines() if x.startswith("[gw0]") and "PASSED" in x]
+    assert len(started) == 6 and started[0].endswith("test_long.py::test_long"), started
