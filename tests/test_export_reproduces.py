@@ -99,14 +99,49 @@ def folder_files(folder: Path) -> dict[str, bytes]:
 WITH_OUT = ("key/config.toml", "key/report.json", "key/report.html")
 
 
+#: key/ files whose floats read the passages' vectors, compared value for value: tables to a
+#: relative 1e-8, the audit's figures to test_golden's 2e-3 (its log-ratios of neighbour distances
+#: amplify the vectors' last digits). The vectors come from the embedding cache the whole suite
+#: shares: a text embedded at the same time by another test worker (in another batch, so other
+#: last float32 digits) can be read back from that worker's copy by the CLI while the app used
+#: its own; a CI run that put this file beside the plans' tests moved a candidate's DU in the
+#: ninth digit. released/ and every other key/ file stay byte for byte (a 1e-7 change of every
+#: cached vector between the export and the CLI run changes these three files only).
+VECTOR_FIGURES = {"key/candidates.csv", "key/frontier.csv", "key/audit.json"}
+
+
+def close_json(old, new, path: str = "", rel: float = 2e-3) -> None:
+    """``new`` has ``old``'s structure; floats agree to a relative ``rel``, everything else exactly."""
+    if isinstance(old, dict):
+        assert isinstance(new, dict) and set(old) == set(new), path
+        for k in old:
+            close_json(old[k], new[k], f"{path}/{k}", rel)
+    elif isinstance(old, list):
+        assert isinstance(new, list) and len(old) == len(new), path
+        for i, (a, b) in enumerate(zip(old, new, strict=True)):
+            close_json(a, b, f"{path}[{i}]", rel)
+    elif isinstance(old, float):
+        assert new == pytest.approx(old, rel=rel, abs=1e-12, nan_ok=True), path
+    else:
+        assert old == new, path
+
+
 def same_key(app: dict[str, bytes], cli: dict[str, bytes], out: Path) -> None:
     """Both key/ folders hold the same files (issue 19: one writer), byte for byte except the
-    timings, the output folder the CLI was given and the app's chart in report.html."""
+    timings, the output folder the CLI was given and the app's chart in report.html, and the
+    figures read from the passages' vectors, value for value (``VECTOR_FIGURES``)."""
+    from tests.test_ray_engine import same_table
+
     assert sorted(app) == sorted(cli), set(app) ^ set(cli)
     for name in app:
         if name == "key/timings.json" or name in WITH_OUT:
             continue
-        assert app[name] == cli[name], name
+        if name == "key/audit.json":
+            close_json(json.loads(app[name]), json.loads(cli[name]), name)
+        elif name in VECTOR_FIGURES:
+            same_table(app[name], cli[name], name)
+        else:
+            assert app[name] == cli[name], name
     app_cfg = RunConfig.from_toml_text(app["key/config.toml"].decode())
     cli_cfg = RunConfig.from_toml_text(cli["key/config.toml"].decode())
     assert app_cfg.replace(out=str(out)) == cli_cfg
@@ -114,7 +149,7 @@ def same_key(app: dict[str, bytes], cli: dict[str, bytes], out: Path) -> None:
     for report in (app_report, cli_report):
         report["config"].pop("out", None)
     app_report["mixture"]["warnings"] = cli_report["mixture"]["warnings"]  # the app keeps none
-    assert app_report == cli_report
+    close_json(app_report, cli_report, "key/report.json", rel=1e-8)  # its DU and cosines: as above
 
 
 def test_correction_rejection_and_pin_rerun_to_identical_files(workspace, served, tmp_path):
