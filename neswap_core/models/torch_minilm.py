@@ -7,7 +7,7 @@ AVX-512 BF16 where the CPU has them (3.6x fewer CPU-seconds than float32 ONNX on
 autocast, which keeps layer norms in float32, cost 15 % more for no measurable gain); pooling
 and normalisation in float32. Against the float32 PyTorch path its vectors have cosine
 >= 0.9999 (the quality bar asks for 0.99). Texts are batched by token length, in batches of one
-fixed shape per width so that a text's vector never depends on its batch mates.
+fixed shape per width (``fixed_batches``) so that a text's vector never depends on its batch mates.
 
 Threads: one intra-op thread unless ``threads`` or ``OMP_NUM_THREADS`` says otherwise. On this
 2-core machine shared with other jobs, two OpenMP threads spin-wait for each other and burnt
@@ -30,14 +30,12 @@ from typing import Any
 import numpy as np
 
 from ..errors import ModelMissingError, NeswapError
+from .fixed_batches import fixed_shape_batches
 
 #: The bf16 backend's embedding-cache tag: changed whenever its vectors change (v2: BertForward
 #: instead of transformers' BertModel, cosine 0.99992 at worst between the two), so cached
 #: vectors of the old computation never mix with new ones.
 CACHE_TAG = "bf16v2"
-
-#: Fixed batch shape (see ``Bf16SentenceEncoder.encode``): rows per batch, width step in tokens.
-BATCH_ROWS, WIDTH_STEP = 8, 16
 
 
 @lru_cache(maxsize=1)
@@ -90,28 +88,16 @@ class Bf16SentenceEncoder:
         """Unit vectors of ``sentences`` in their order; each text's vector depends on it alone.
 
         bfloat16 matrix products round differently for different batch shapes (up to 1e-3 here),
-        so a text's vector would depend on its batch mates, and chunk boundaries on how the corpus
-        was batched. Every batch therefore has exactly ``BATCH_ROWS`` rows (blank rows fill the
-        last one) and a width rounded up to ``WIDTH_STEP`` tokens, which costs ~5 % and makes
-        the vector of a text the same in any call, batch size, stream or Ray actor.
+        so every batch has one fixed shape per width (``fixed_batches``: ~5 % of padding), which
+        makes the vector of a text the same in any call, batch size, stream or Ray actor.
         ``batch_size`` is accepted for compatibility and ignored.
         """
         encodings = self.tokenizer.encode_batch(list(sentences))
         if not encodings:
             raise NeswapError("encode got no texts.")
-        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
-        widths = -(-np.maximum(lengths, 1) // WIDTH_STEP) * WIDTH_STEP
         out = np.empty((len(encodings), self.dimension), dtype=np.float32)
-        for width in np.unique(widths)[::-1]:
-            same = np.flatnonzero(widths == width)
-            for lo in range(0, len(same), BATCH_ROWS):
-                idx = same[lo : lo + BATCH_ROWS]
-                ids = np.zeros((BATCH_ROWS, int(width)), dtype=np.int64)
-                rows = np.ones(BATCH_ROWS, dtype=np.int64)  # blank rows: one padding token
-                for row, i in enumerate(idx):
-                    ids[row, : lengths[i]] = encodings[i].ids
-                    rows[row] = lengths[i]
-                out[idx] = self._pooled(ids, rows)[: len(idx)]
+        for idx, ids, rows in fixed_shape_batches([e.ids for e in encodings]):
+            out[idx] = self._pooled(ids, rows)[: len(idx)]
         return out
 
     def _pooled(self, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
