@@ -89,3 +89,48 @@ def test_scores_from_remembered_rows_are_identical_and_the_pickle_carries_no_tex
     plain = attacker.log_proba_from_features(attacker.vectorizer_.transform(ASKED))
     assert first.tobytes() == plain.tobytes()
     assert len(pickle.dumps(attacker)) == size  # the memo lives beside the model, not in it
+
+
+class _PausingVectorizer(TfidfVectorizer):
+    """A fitted vectorizer whose ``transform`` in the thread named "first" waits until the
+    other caller has finished (or, when that caller cannot run meanwhile, a bound)."""
+
+    paused = other_done = None
+
+    def transform(self, raw_documents):
+        import threading
+
+        if threading.current_thread().name == "first" and self.other_done is not None:
+            self.paused.set()
+            self.other_done.wait(timeout=2.0)
+        return super().transform(raw_documents)
+
+
+def test_two_threads_sharing_one_vectorizer_get_its_rows(monkeypatch):
+    """The app's sessions are threads of one process and share fitted attackers: a caller that
+    started over the memo (full) while another was transforming its new texts made that one's
+    lookup of a text it had found in the memo fail (KeyError). One caller at a time now."""
+    import threading
+
+    vectorizer = _PausingVectorizer(ngram_range=(1, 2)).fit(TRAIN)
+    monkeypatch.setattr(row_memo, "MAX_TEXTS", 4)
+    row_memo.transform(vectorizer, [ASKED[0]])  # known before both calls
+    vectorizer.paused, vectorizer.other_done = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+    results: dict[str, object] = {}
+
+    def first() -> None:  # one known text and one new: pauses inside transform
+        try:
+            results["first"] = row_memo.transform(vectorizer, [ASKED[0], "Texas cloud."])
+        except BaseException as exc:  # noqa: BLE001 - the test reports it
+            errors.append(exc)
+
+    a = threading.Thread(target=first, name="first")
+    a.start()
+    assert vectorizer.paused.wait(timeout=60)  # the first caller is transforming its new text
+    results["second"] = row_memo.transform(vectorizer, TRAIN + [ASKED[1], ASKED[3]])  # starts the memo over
+    vectorizer.other_done.set()
+    a.join()
+    assert not errors, errors
+    same(results["first"], TfidfVectorizer.transform(vectorizer, [ASKED[0], "Texas cloud."]))
+    same(results["second"], TfidfVectorizer.transform(vectorizer, TRAIN + [ASKED[1], ASKED[3]]))

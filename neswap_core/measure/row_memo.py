@@ -11,6 +11,7 @@ pickled attacker (the panel's disk cache) carries no texts.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Sequence
 
@@ -33,6 +34,11 @@ _MEMOS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _BYTES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # vectorizer -> bytes held
 _USED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # vectorizer -> last use (a count)
 _CLOCK = [0]
+#: The memos are shared by the threads of a process (the app's sessions share fitted
+#: attackers): one caller at a time, or a caller that starts a full memo over takes away a row
+#: another caller found there a moment before (KeyError), and listing the memos while another
+#: thread adds one can raise "dictionary changed size during iteration".
+_LOCK = threading.RLock()
 
 
 def held_bytes() -> int:
@@ -53,8 +59,13 @@ def _make_room(vectorizer, incoming: int) -> None:
 
 
 def transform(vectorizer, texts: Sequence[str]) -> sparse.csr_matrix:
-    """``vectorizer.transform(texts)`` as CSR, each distinct text transformed once per process."""
-    texts = [str(t) for t in texts]
+    """``vectorizer.transform(texts)`` as CSR, each distinct text transformed once per process
+    (thread-safe: one caller at a time)."""
+    with _LOCK:
+        return _transform(vectorizer, [str(t) for t in texts])
+
+
+def _transform(vectorizer, texts: list[str]) -> sparse.csr_matrix:
     _CLOCK[0] += 1
     _USED[vectorizer] = _CLOCK[0]
     memo: dict[str, tuple[np.ndarray, np.ndarray]] = _MEMOS.setdefault(vectorizer, {})
@@ -94,8 +105,9 @@ def feature_names(vectorizer) -> np.ndarray:
     per document, attacker and fold (at 10,000 passages: 193 s of sorting a character model's
     vocabulary, seen with py-spy). A refitted vectorizer has a new vocabulary and new names."""
     vocabulary = vectorizer.vocabulary_
-    kept = _NAMES.get(vectorizer)
-    if kept is None or kept[0] is not vocabulary:
-        kept = (vocabulary, vectorizer.get_feature_names_out())
-        _NAMES[vectorizer] = kept
+    with _LOCK:
+        kept = _NAMES.get(vectorizer)
+        if kept is None or kept[0] is not vocabulary:
+            kept = (vocabulary, vectorizer.get_feature_names_out())
+            _NAMES[vectorizer] = kept
     return kept[1]
