@@ -24,8 +24,11 @@ import is shared between them):
 
 Prints the ratio cold release / anchor (target <= 1.5), each stage's wall seconds (the
 ReleaseResult timings plus reading and writing), CPU seconds of each child (threads included),
-its peak resident memory and the load average before and after. ``--log`` also writes the
-printed figures as JSON lines.
+its peak resident memory and the load average before and after. Beside each stage and each
+phase of ``run_release`` it prints how many of the machine's cores were busy on average and
+the core-seconds left idle (``/proc/stat`` read at every stage's start and end and at every
+progress message: the whole machine, so run it on an idle one): where a faster release has to
+find its time. ``--log`` also writes the printed figures as JSON lines.
 """
 
 from __future__ import annotations
@@ -59,6 +62,47 @@ def _peak_gb() -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024**2
     return float("nan")
+
+
+def _busy_seconds() -> float | None:
+    """Seconds the machine's CPUs have been busy since boot (/proc/stat: user, nice, system,
+    irq and softirq; idle, iowait and steal left out), or None off Linux."""
+    try:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:8]]
+    except (OSError, ValueError):
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq = fields
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+class CoreUse:
+    """Busy cores per span of a run: ``mark(name)`` ends the running span and starts ``name``."""
+
+    def __init__(self) -> None:
+        self.spans: list[dict] = []
+        self._open: tuple[str, float, float | None] | None = None
+
+    def mark(self, name: str | None) -> None:
+        now, busy = time.perf_counter(), _busy_seconds()
+        if self._open is not None:
+            label, t0, b0 = self._open
+            if self.spans and self.spans[-1]["name"] == label:  # one span per phase
+                self.spans[-1]["s"] += now - t0
+                if busy is not None and b0 is not None:
+                    self.spans[-1]["busy_s"] += busy - b0
+            else:
+                self.spans.append({"name": label, "s": now - t0,
+                                   "busy_s": (busy - b0) if busy is not None and b0 is not None else 0.0})
+        self._open = None if name is None else (name, now, busy)
+
+
+#: run_release's progress fractions (run_release.py): where each of its phases starts.
+RUN_RELEASE_PHASES = ((0.05, "mixture"), (0.1, "prefetch"), (0.5, "sweep"), (0.55, "attackers"),
+                      (1.01, "candidates, finish"))
+
+
+def _phase(fraction: float) -> str:
+    return next(name for limit, name in RUN_RELEASE_PHASES if fraction < limit)
 
 
 def anchor(corpus: str) -> dict:
@@ -112,18 +156,24 @@ def release(corpus: str, cache: str, out: str, rounds: int, levels: list[float],
     embedder = Embedder(config.prepare.embedding_model, cache,
                         backend=config.prepare.embedding_backend)
     stages: dict[str, float] = {"imports": time.perf_counter() - start}
+    use = CoreUse()
     mark = time.perf_counter()
+    use.mark("prepare")
     prepared = prepare_release(config, embedder=embedder)
     stages["prepare"] = time.perf_counter() - mark
     mark = time.perf_counter()
+    use.mark("reading")
     reading = fit_reading(config.corpus, prepared.chunks, prepared.raw, config.protect, cache)
     stages["reading"] = time.perf_counter() - mark
     mark = time.perf_counter()
-    result = nc.run_release(prepared, config, embedder.encode, reading=reading, processes=processes)
+    result = nc.run_release(prepared, config, embedder.encode, reading=reading, processes=processes,
+                            progress=lambda fraction, message: use.mark(f"run_release: {_phase(fraction)}"))
     stages["run_release"] = time.perf_counter() - mark
     mark = time.perf_counter()
+    use.mark("write")
     write_release(result, out)
     stages["write"] = time.perf_counter() - mark
+    use.mark(None)
     row = result.row
     chosen = {} if row is None else {
         "words_unchanged": float(row["words_unchanged"]), "du": float(row["du"]),
@@ -134,7 +184,8 @@ def release(corpus: str, cache: str, out: str, rounds: int, levels: list[float],
     return {"chosen": chosen, "s": time.perf_counter() - start, "cpu_s": _cpu() - cpu, "stages": stages,
             "timings": result.timings, "chunks": len(prepared.chunks),
             "documents": len(prepared.raw), "candidates": len(result.candidates.table),
-            "release_id": str(result.choice.release_id), "peak_gb": _peak_gb()}
+            "release_id": str(result.choice.release_id), "peak_gb": _peak_gb(),
+            "core_use": use.spans, "cpus": os.cpu_count() or 1}
 
 
 @contextlib.contextmanager
@@ -167,6 +218,15 @@ def _print_release(label: str, r: dict) -> None:
               f"{c['document_accuracy']:.2f} of documents; goal met: {c['goal_met']}")
     for name, secs in r["stages"].items():
         print(f"    {name:<12}{secs:8.2f} s")
+    if r.get("core_use"):
+        cpus = r["cpus"]
+        idle = sum(max(0.0, cpus * u["s"] - u["busy_s"]) for u in r["core_use"])
+        print(f"    cores busy (of {cpus}; idle core-seconds), machine-wide:")
+        for u in r["core_use"]:
+            print(f"      {u['name']:<32}{u['s']:8.1f} s  {u['busy_s'] / max(u['s'], 1e-9):4.2f} busy  "
+                  f"{max(0.0, cpus * u['s'] - u['busy_s']):6.1f} idle")
+        print(f"      idle in all: {idle:.1f} of {cpus * sum(u['s'] for u in r['core_use']):.1f} "
+              f"core-seconds")
     for group, table in r["timings"].items():
         if isinstance(table, dict):
             parts = ", ".join(f"{k} {v:.2f}" for k, v in table.items() if isinstance(v, (int, float)))
