@@ -40,6 +40,7 @@ from ..corpus import Chunk, EntitySpan
 from ..errors import ConfigError, CorpusError, FitError
 from ..measure.term_budget import fit_within_budget
 from ..models.blas_threads import single_blas_thread
+from ..models.logistic import logistic_regression
 from ..text.words import text_words, word_spans
 
 
@@ -217,7 +218,6 @@ class SmarterRedactor:
     def fit(self, texts: Sequence[str], labels: Sequence[str]) -> SmarterRedactor:
         """Learn the word weights from texts labelled with their protected class."""
         from sklearn.feature_extraction.text import TfidfVectorizer
-        from sklearn.linear_model import LogisticRegression
 
         texts, labels = list(texts), [str(x) for x in labels]
         if len(texts) != len(labels) or not texts:
@@ -239,7 +239,7 @@ class SmarterRedactor:
             raise FitError(
                 f"No words to learn from: {exc}. Check that the texts are not empty."
             ) from exc
-        self.model_ = LogisticRegression(
+        self.model_ = logistic_regression(
             C=self.C, max_iter=self.max_iter, random_state=self.random_state
         ).fit(x, labels)
         self.classes_ = self.model_.classes_

@@ -48,6 +48,7 @@ from ..corpus import Chunk
 from ..errors import ConfigError, FitError
 from ..measure.term_budget import fit_within_budget
 from ..models.blas_threads import single_blas_thread
+from ..models.logistic import logistic_regression
 from ..text.words import text_words, word_spans
 from .redaction import RedactionRecord, WordScore, apply_redactions, masked_count, validate_level
 
@@ -112,7 +113,6 @@ class TargetedRedactor:
 
         from sklearn.exceptions import ConvergenceWarning
         from sklearn.feature_extraction.text import TfidfVectorizer
-        from sklearn.linear_model import LogisticRegression
 
         from ..measure.attack import fold_assignment
 
@@ -136,7 +136,7 @@ class TargetedRedactor:
             train = np.flatnonzero(self.folds_ != f) if self.n_folds > 1 else np.arange(len(texts))
             if not (self.folds_ == f).any() or len(set(y[train])) < 2:
                 continue
-            model = LogisticRegression(C=self.C, max_iter=self.max_iter, random_state=self.random_state)
+            model = logistic_regression(C=self.C, max_iter=self.max_iter, random_state=self.random_state)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 model.fit(x[train], y[train])

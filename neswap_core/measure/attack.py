@@ -25,8 +25,9 @@ same in every document and therefore worthless to the attacker; ``min_df=3`` (a 
 in three training texts: on the dev reading this keeps 28k of 121k 1–2-grams, trains several
 times faster than ``min_df=1`` and names as many chunks, 0.767 vs 0.755); ``C=10`` (weak
 regularisation: with ~35 classes and a few thousand short passages the default C=1 underfits
-and reports a gentler attacker than a real reader would be); lbfgs, which fits the multinomial
-model. Log-probabilities come from a log-softmax, so they stay finite without clipping; only a
+and reports a gentler attacker than a real reader would be); the multinomial model solved by
+``newton-cg`` (``models/logistic.py``: the same objective and stopping rule as lbfgs, several
+times faster on word features). Log-probabilities come from a log-softmax, so they stay finite without clipping; only a
 class unseen by one fold model of the in-corpus attacker gets ``LOG_FLOOR`` (log 1e-300).
 """
 
@@ -40,11 +41,11 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.linear_model import LogisticRegression
 
 from ..errors import FitError
 from ..models.blas_threads import single_blas_thread
 from ..models.fit_processes import fit_processes, run_in_processes
+from ..models.logistic import logistic_regression
 from . import row_memo
 from .lineups import (
     LineupRows,
@@ -76,7 +77,7 @@ class TextAttacker(BaseEstimator):
 
     Parameters: ``ngram_range`` word n-gram sizes (default 1–2); ``min_df`` minimum document
     frequency of a term (count); ``C`` inverse regularisation strength (> 0); ``max_iter`` of
-    lbfgs; ``random_state`` for reproducibility. Fitted: ``classes_``, ``vectorizer_``,
+    the solver (``models/logistic.py``); ``random_state`` for reproducibility. Fitted: ``classes_``, ``vectorizer_``,
     ``model_``, ``n_features_``.
     """
 
@@ -116,9 +117,7 @@ class TextAttacker(BaseEstimator):
             X = fit_within_budget(self.vectorizer_, texts, len(set(y)))
         except ValueError as exc:  # empty vocabulary: only placeholders / one-letter words
             raise FitError(f"The attacker found no words to learn from ({exc}).") from None
-        self.model_ = LogisticRegression(
-            C=self.C, max_iter=self.max_iter, random_state=self.random_state
-        )
+        self.model_ = logistic_regression(C=self.C, max_iter=self.max_iter, random_state=self.random_state)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             self.model_.fit(X, y)

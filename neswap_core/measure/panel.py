@@ -51,6 +51,7 @@ from ..config.defaults import PANEL_CORE_FAMILIES as CORE_FAMILIES
 from ..config.defaults import PANEL_EXTRA_FAMILIES as EXTRA_FAMILIES
 from ..models.blas_threads import single_blas_thread
 from ..models.fit_processes import fit_processes, run_in_processes
+from ..models.logistic import logistic_regression
 from . import count_delta, row_memo
 from .attack_scores import _ranks  # rank of the true class; ties count as named
 from .lineups import LineupModels, assign_lineups, lineup_count, lineup_rows, mask_rows, row_lineups
@@ -123,7 +124,6 @@ class LinearTextFamily(Family):
     def fit(self, texts, labels, doc_ids=None, vectors=None):
         from sklearn.exceptions import ConvergenceWarning
         from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
-        from sklearn.linear_model import LogisticRegression
         from sklearn.naive_bayes import MultinomialNB
         from sklearn.svm import LinearSVC
 
@@ -136,7 +136,7 @@ class LinearTextFamily(Family):
                                                use_idf=self.use_idf)
         x = fit_within_budget(self.vectorizer_, list(texts), len(set(map(str, labels))))
         if self.model == "lr":
-            clf = LogisticRegression(C=self.C, max_iter=2000, random_state=self.random_state)
+            clf = logistic_regression(C=self.C, max_iter=2000, random_state=self.random_state)
         elif self.model == "svm":
             clf = LinearSVC(C=self.C, random_state=self.random_state)
         elif self.model == "nb":
@@ -176,11 +176,9 @@ class EmbeddingFamily(Family):
 
     @single_blas_thread
     def fit(self, texts, labels, doc_ids=None, vectors=None):
-        from sklearn.linear_model import LogisticRegression
-
         if vectors is None:
             raise ValueError("the embedding family needs the reading's vectors")
-        self.clf_ = LogisticRegression(C=self.C, max_iter=3000, random_state=self.random_state)
+        self.clf_ = logistic_regression(C=self.C, max_iter=3000, random_state=self.random_state)
         self.clf_.fit(np.asarray(vectors, dtype=np.float64), np.asarray(labels, dtype=object))
         self.classes_ = np.asarray(self.clf_.classes_, dtype=object)
         return self

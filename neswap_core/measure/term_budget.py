@@ -6,7 +6,9 @@ is indexed with 32-bit integers: on a 100,000-passage corpus of 1,580 companies 
 million coefficients) the process died with a segmentation fault, taking the app's server
 with it. ``fit_within_budget`` keeps k × v at most ``MAX_COEFFICIENTS`` by keeping the most
 frequent terms (the vectorizer's own ``max_features``): 8 million coefficients is a 1.6 GB
-workspace. Corpora of a few dozen companies (the dev corpus: 35 × about 40,000 terms) are far
+workspace. The solver is now ``newton-cg`` (``models/logistic.py``), whose conjugate gradients
+keep a few coefficient-sized vectors instead of L-BFGS-B's 25: the budget still bounds each
+fit's memory and time, and keeps the models the same whichever solver. Corpora of a few dozen companies (the dev corpus: 35 × about 40,000 terms) are far
 below it and unchanged.
 """
 

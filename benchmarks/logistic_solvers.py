@@ -1,0 +1,116 @@
+"""The attackers' logistic regression, solved by ``newton-cg`` against ``lbfgs`` (issue 21).
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/logistic_solvers.py [--log FILE]
+
+Fits the library's multinomial logistic regression (C = 10, one BLAS thread) with both of
+scikit-learn's smooth solvers on the same features, in one run:
+
+* ``line-up``: one line-up of 40 companies of a 10,000-passage synthetic corpus (the in-corpus
+  attacker's fold models at scale), word 1–2-grams;
+* ``dev word`` / ``dev char``: the dev corpus's ``attacker/`` reading (4,347 passages, 35
+  companies), word 1–2-grams and char_wb 2–5-grams (the reading attacker and the panel's
+  character family).
+
+Each is fitted on 80 % of its passages and scored on the other 20 %. Prints for each solver the
+seconds, Newton / L-BFGS iterations, the objective, the largest gradient element, the held-out
+accuracy, and the ratio lbfgs / newton-cg, with the share of held-out passages both name alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+DEV = next((p / "shared" / "corpus" / "dev" for p in ROOT.parents[:2]
+            if (p / "shared" / "corpus" / "dev").is_dir()), ROOT.parent / "shared" / "corpus" / "dev")
+
+
+def _problems() -> dict:
+    from fit_processes import passages
+
+    from neswap_core.measure.lineups import assign_lineups, lineup_rows
+    from neswap_core.measure.reading import reading_units
+    from neswap_core.publish.evaluate import load_attacker
+    from neswap_core.text.loading import load_corpus
+
+    texts, labels, _ = passages(10_000)
+    y = np.asarray(labels, dtype=object)
+    classes = np.array(sorted(set(y)), dtype=object)
+    rows = next(iter(lineup_rows(y, classes, assign_lineups(classes, 50))))
+    out = {"line-up": ([texts[i] for i in rows], y[rows], "word")}
+    reading = load_attacker(DEV, protect="company")
+    units, unit_labels, _ = reading_units(reading, 4, load_corpus(DEV))
+    out["dev word"] = (units, np.asarray(unit_labels, dtype=object), "word")
+    out["dev char"] = (units, np.asarray(unit_labels, dtype=object), "char")
+    return out
+
+
+def _objective(model, x, y) -> tuple[float, float]:
+    """scikit-learn's objective of a fitted model and its largest gradient element."""
+    from sklearn._loss.loss import HalfMultinomialLoss
+    from sklearn.linear_model._linear_loss import LinearModelLoss
+
+    classes = model.classes_
+    target = np.searchsorted(classes, y).astype(np.float64)
+    loss = LinearModelLoss(base_loss=HalfMultinomialLoss(n_classes=len(classes)), fit_intercept=True)
+    w = np.hstack([model.coef_, model.intercept_[:, None]]).ravel(order="F")
+    value, grad = loss.loss_gradient(w, x, target, None, 1.0 / (model.C * x.shape[0]))
+    return float(value), float(np.abs(grad).max())
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--log", help="also append the figures as one JSON line to this file")
+    args = ap.parse_args()
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from threadpoolctl import threadpool_limits
+
+    rows = []
+    for name, (texts, y, kind) in _problems().items():
+        vec = (TfidfVectorizer(ngram_range=(1, 2), min_df=3, sublinear_tf=True) if kind == "word" else
+               TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), min_df=3, sublinear_tf=True))
+        held = np.random.default_rng(0).random(len(texts)) < 0.2
+        x_train = vec.fit_transform([t for t, h in zip(texts, held, strict=True) if not h])
+        x_held = vec.transform([t for t, h in zip(texts, held, strict=True) if h])
+        row = {"problem": name, "passages": len(texts), "companies": len(set(y)),
+               "coefficients": x_train.shape[1] * len(set(y[~held])), "load": os.getloadavg()[0]}
+        named = {}
+        for solver in ("lbfgs", "newton-cg"):
+            model = LogisticRegression(C=10.0, max_iter=2000, solver=solver)
+            with threadpool_limits(1, user_api="blas"):
+                start = time.perf_counter()
+                model.fit(x_train, y[~held])
+                seconds = time.perf_counter() - start
+            objective, gradient = _objective(model, x_train, y[~held])
+            named[solver] = model.predict(x_held)
+            row[solver] = {"s": seconds, "iterations": int(model.n_iter_[0]), "objective": objective,
+                           "max_gradient": gradient, "held_out_accuracy": float((named[solver] == y[held]).mean())}
+            print(f"{name:>9} {solver:>9}: {seconds:6.2f} s, {int(model.n_iter_[0]):3d} iterations, objective "
+                  f"{objective:.8f}, max |gradient| {gradient:.1e}, held-out accuracy "
+                  f"{row[solver]['held_out_accuracy']:.3f}", flush=True)
+        row["ratio"] = row["lbfgs"]["s"] / row["newton-cg"]["s"]
+        row["named_alike"] = float((named["lbfgs"] == named["newton-cg"]).mean())
+        print(f"{name:>9}: {row['passages']:,} passages, {row['companies']} companies, "
+              f"{row['coefficients']:,} coefficients: lbfgs / newton-cg = {row['ratio']:.2f}; "
+              f"{row['named_alike']:.3f} of held-out passages named alike", flush=True)
+        rows.append(row)
+    if args.log:
+        with open(args.log, "a") as fh:
+            fh.write(json.dumps({"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                 "rows": rows}) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
