@@ -128,6 +128,40 @@ def edited_counts(vectorizer, texts: Sequence[str], base: sparse.csr_matrix | No
         return _counts(vectorizer, [replaced_text(texts[i], spans) for i, spans in edits])
     if base is None:
         base = _counts(vectorizer, texts)
+    rows = base[[i for i, _ in edits]] if len(edits) else base[:0]
+    changes = _window_changes(vectorizer, texts, edits)
+    if changes is not None:
+        agg, w = changes
+        rows = sparse.csr_matrix(rows + agg @ w)
+    rows = sparse.csr_matrix(rows, dtype=base.dtype)
+    rows.eliminate_zeros()
+    rows.sort_indices()
+    if rows.nnz and rows.data.min() < 0:  # a window missed an n-gram: a bug, never a wrong score
+        raise RuntimeError("edited_counts: negative count; the windows missed a changed n-gram")
+    return rows
+
+
+def count_changes(vectorizer, texts: Sequence[str],
+                  edits: Sequence[tuple[int, Sequence[Span]]]) -> sparse.coo_matrix:
+    """counts(after) − counts(before) of each edit (rows = ``edits``), from the windows the
+    spans touch only: (edit, term, change) triples, no zeros, each (edit, term) once. Only for
+    a vectorizer ``supports`` accepts."""
+    if not supports(vectorizer):
+        raise ValueError("count_changes needs a word or char_wb vectorizer with default processing")
+    shape = (len(edits), len(vectorizer.vocabulary_))
+    changes = _window_changes(vectorizer, texts, edits)
+    if changes is None:
+        return sparse.coo_matrix(shape)
+    agg, w = changes
+    out = sparse.csr_matrix(agg @ w.astype(np.float64))
+    out.sum_duplicates()
+    out.eliminate_zeros()
+    return out.tocoo()
+
+
+def _window_changes(vectorizer, texts: Sequence[str], edits: Sequence[tuple[int, Sequence[Span]]]):
+    """(agg, w): the counts ``w`` of every edit's windows before (−) and after (+), and ``agg``
+    (edits × windows, ±1) that sums them per edit; None when no edit has a window."""
     if vectorizer.analyzer == "word":
         pre, tok = vectorizer.build_preprocessor(), vectorizer.build_tokenizer()
         context = vectorizer.ngram_range[1] - 1
@@ -145,15 +179,9 @@ def edited_counts(vectorizer, texts: Sequence[str], base: sparse.csr_matrix | No
             windows += [text[a:b], replaced_text(text[a:b], inside)]
             owner += [k, k]
             sign += [-1.0, 1.0]
-    rows = base[[i for i, _ in edits]] if len(edits) else base[:0]
-    if windows:
-        w = _counts(vectorizer, windows)
-        agg = sparse.csr_matrix((np.asarray(sign, dtype=w.dtype if w.dtype.kind == "f" else np.int64),
-                                 (owner, np.arange(len(windows)))), shape=(len(edits), len(windows)))
-        rows = sparse.csr_matrix(rows + agg @ w)
-    rows = sparse.csr_matrix(rows, dtype=base.dtype)
-    rows.eliminate_zeros()
-    rows.sort_indices()
-    if rows.nnz and rows.data.min() < 0:  # a window missed an n-gram: a bug, never a wrong score
-        raise RuntimeError("edited_counts: negative count; the windows missed a changed n-gram")
-    return rows
+    if not windows:
+        return None
+    w = _counts(vectorizer, windows)
+    agg = sparse.csr_matrix((np.asarray(sign, dtype=w.dtype if w.dtype.kind == "f" else np.int64),
+                             (owner, np.arange(len(windows)))), shape=(len(edits), len(windows)))
+    return agg, w

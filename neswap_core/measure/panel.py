@@ -52,7 +52,7 @@ from ..config.defaults import PANEL_EXTRA_FAMILIES as EXTRA_FAMILIES
 from ..models.blas_threads import single_blas_thread
 from ..models.fit_processes import fit_processes, run_in_processes
 from ..models.logistic import logistic_regression
-from . import count_delta, row_memo
+from . import count_delta, edit_margins, row_memo
 from .attack_scores import _ranks  # rank of the true class; ties count as named
 from .lineups import LineupModels, assign_lineups, lineup_count, lineup_rows, mask_rows, row_lineups
 from .term_budget import fit_within_budget
@@ -158,6 +158,22 @@ class LinearTextFamily(Family):
             counts = sparse.csr_matrix(self.vectorizer_._tfidf.transform(counts, copy=False))
         return self._scores(counts)
 
+    def edit_margins(self, texts, edits, a, b):
+        """(margins z_a − z_b of ``texts``, of each edit's text) for companies ``a`` and ``b``,
+        from the terms each edit changes (``measure/edit_margins.py``; equal to the difference
+        of ``chunk_scores``/``edited_scores`` columns up to rounding); None when this family's
+        vectorizer or model is not one it covers."""
+        if self.model not in ("lr", "svm") or not edit_margins.supports(self.vectorizer_):
+            return None
+        classes = list(self.classes_)
+        coef, intercept = self.clf_.coef_, np.asarray(self.clf_.intercept_, dtype=np.float64)
+        if coef.shape[0] == 1:  # two classes: the pair (0, d), as in _per_class
+            coef = np.vstack([np.zeros_like(coef[0]), coef[0]])
+            intercept = np.array([0.0, intercept[0]])
+        ia, ib = classes.index(a), classes.index(b)
+        return edit_margins.linear_margins(self.vectorizer_, coef[ia] - coef[ib],
+                                           float(intercept[ia] - intercept[ib]), texts, edits)
+
     def _scores(self, x) -> np.ndarray:
         if self.model == "nb":
             return self.clf_.predict_joint_log_proba(x) if hasattr(self.clf_, "predict_joint_log_proba") \
@@ -229,6 +245,31 @@ class RetrievalFamily(Family):
         profiles = self.profiles_ if columns is None else self.profiles_[columns]
         return np.asarray((self._weigh(counts) @ profiles.T).todense())
 
+    def type_margins(self, texts, edits, owners, n: int, total, a: int, b: int):
+        """(margin cos_a − cos_b of the document whose passages are ``texts`` and summed counts
+        ``total``, margins of it with each of ``n`` groups of ``edits`` applied, ``owners``: the
+        group of each edit), from the terms the edits change (``measure/edit_margins.py``; the
+        numbers of ``doc_scores`` up to rounding); None for a subclass scored otherwise."""
+        if type(self) is not RetrievalFamily or not count_delta.supports(self.counter_):
+            return None
+        changes = count_delta.count_changes(self.counter_, texts, edits).tocsr()
+        group = sparse.csr_matrix((np.ones(len(owners)), (owners, np.arange(len(owners)))),
+                                  shape=(n, len(owners)))  # fmt: skip
+        summed = sparse.csr_matrix(group @ changes)
+        summed.sum_duplicates()
+        summed.eliminate_zeros()
+        pair = sparse.csr_matrix(self.profiles_[a] - self.profiles_[b])
+        direction = np.zeros(self.profiles_.shape[1])
+        direction[pair.indices] = pair.data
+        dense = np.asarray(sparse.csr_matrix(total).todense(), dtype=np.float64).ravel()
+        before, after, cancelled = edit_margins.summed_margins(self.sublinear_tf, self.idf_, direction,
+                                                               dense, summed.tocoo())  # fmt: skip
+        if len(cancelled):  # (nearly) every word removed: those documents scored whole
+            whole = self.doc_scores(sparse.vstack([sparse.csr_matrix(total)] * len(cancelled)) + summed[cancelled],
+                                    columns=[a, b])  # fmt: skip
+            after[cancelled] = whole[:, 0] - whole[:, 1]
+        return before, after
+
     def chunk_scores(self, texts, vectors=None) -> np.ndarray:
         return self.doc_scores(self.counts(texts))
 
@@ -279,6 +320,14 @@ class LineupFamily(LineupModels, Family):
 
     def edited_scores(self, texts, edits, lineups=None) -> np.ndarray:
         return self._scores(lambda part, rows: part.edited_scores(texts, [edits[i] for i in rows]), len(edits), lineups)
+
+    def edit_margins(self, texts, edits, a, b):
+        """``LinearTextFamily.edit_margins`` by the line-up model that knows both ``a`` and
+        ``b`` (None when none does or it does not cover them)."""
+        part = self.part_of(a)
+        if part is None or b not in set(part.classes_) or not hasattr(part, "edit_margins"):
+            return None
+        return part.edit_margins(texts, edits, a, b)
 
 
 def fit_lineup_calls(name: str, random_state: int, texts: list[str], labels: list[str], doc_ids,
