@@ -2,7 +2,7 @@
 (issue 21): the same corpus, reading and machine, so two versions of the code compare stage by
 stage without the hour a fresh preparation costs at 30k chunks.
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/release_rerun.py DIR/30000 --chunks 30000
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/release_rerun.py DIR/30000 --chunks 30000 [--write]
 
 ``DIR`` is a folder ``benchmarks/protecting_scale.py --keep DIR`` left. Removed first: the
 document defence's defenders, builds, plans and measures, the attackers' panels and folds, the
@@ -12,7 +12,9 @@ reading's units and of the candidates' changed passages, so the prefetch's embed
 panel's MiniLM family are warm here (cold, at 30k: 46 s and most of the attackers' 594 s). Prints
 each stage's seconds, the main process's peak resident memory (VmHWM) and peak anonymous memory
 (sampled every 0.2 s: what the process itself allocated, not the memory-mapped caches) and
-the stage it was reached in, the load.
+the stage it was reached in, the load. ``--write``: then ``write_release`` into the folder's
+``out/``, its memos removed first too (the bundle's key tables, leak scan, attack report on
+every document, audit, adaptive attacker): its seconds and the peak.
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+#: What write_release computes (``--write``): the bundle's key tables, leak scan, attack
+#: report, audit and adaptive attacker.
+WRITE_COLD = ("memo/key_tables", "memo/leak_scans", "memo/attack_reports", "memo/audits",
+              "memo/adaptive_attacks")
 #: What run_release computes, under a protecting_scale.py folder's cache.
 COLD = ("document_defence", "attacker_panels", "memo/document_builds", "memo/document_preps",
         "memo/document_measures", "memo/document_candidates", "memo/candidate_tables",
@@ -48,6 +54,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folder", help="one size's folder of protecting_scale.py --keep")
     ap.add_argument("--chunks", type=int, required=True, help="the size it was run at (its reading's seed)")
+    ap.add_argument("--write", action="store_true",
+                    help="then write the release (bundle, attack report, audit, adaptive attacker), cold too")
     args = ap.parse_args()
     from protecting_scale import DEV
 
@@ -61,7 +69,7 @@ def main() -> int:
 
     work = Path(args.folder)
     cache = work / "cache"
-    for cold in [*(cache / c for c in COLD), *cache.glob("*/prefetch")]:
+    for cold in [*(cache / c for c in (*COLD, *(WRITE_COLD if args.write else ()))), *cache.glob("*/prefetch")]:
         shutil.rmtree(cold, ignore_errors=True)
     pool = sentence_pool(clean_corpus(load_corpus(DEV)).corpus)
     spec_file = work / "synthetic.json"  # protecting_scale.py's --company-words
@@ -101,6 +109,13 @@ def main() -> int:
             stage_of_peak = stage
         at += 0.0 if stage.startswith("prefetch ") else seconds
     print(f"peak anonymous memory {peak_anon[1]:.0f} s into run_release, in: {stage_of_peak}")
+    if args.write:
+        from neswap_core.publish.writer import write_release
+
+        start = time.perf_counter()
+        write_release(result, work / "out")
+        print(f"write {time.perf_counter() - start:.1f} s; peak {_status('VmHWM'):.2f} GB resident; load "
+              f"{'/'.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
     return 0
 
 
