@@ -48,13 +48,17 @@ def _changed(chunks, seed=4):
     return out
 
 
-def test_without_a_defence_of_the_reading_it_is_the_panel(data, tmp_path):
+@pytest.mark.parametrize("lineup", [None, 2])
+def test_without_a_defence_of_the_reading_it_is_the_panel(data, tmp_path, lineup):
+    """The panel it equals is the run's: with line-ups of 2 (four companies), the line-up panel
+    (before the fix the adaptive attacker fitted every company at once whatever the run's
+    line-ups: quadratic, hours at 100k)."""
     units, chunks = data
     changed = _changed(chunks)
     # a level too small for any type: the defended reading is the reading
     assert defended_reading(units, DefenceParams(level=1e-9), 0)[0] == units[0]
-    got = adaptive_figures(units, DefenceParams(level=1e-9), chunks, changed, 0, tmp_path)
-    panel = AttackerPanel(ADAPTIVE_FAMILIES, random_state=0).fit(*units)
+    got = adaptive_figures(units, DefenceParams(level=1e-9), chunks, changed, 0, tmp_path, lineup)
+    panel = AttackerPanel(ADAPTIVE_FAMILIES, random_state=0, lineup=lineup).fit(*units)
     texts = [c.text for c in chunks]
     expected = panel.scorer(texts, [c.protected for c in chunks], [c.doc_id for c in chunks],
                             None, None).score(changed)  # fmt: skip
@@ -64,6 +68,7 @@ def test_without_a_defence_of_the_reading_it_is_the_panel(data, tmp_path):
             expected.families[name].chunk_accuracy), name
         assert got["families"][name]["document_accuracy"] == pytest.approx(
             expected.families[name].document_accuracy), name
+        assert got["families"][name]["chance"] == pytest.approx(1 / (lineup or 4)), name  # four companies
     for level in ("chunk", "document"):
         values = [f[f"{level}_accuracy"] for f in got["families"].values()]
         assert got["worst"][level]["accuracy"] == max(values)

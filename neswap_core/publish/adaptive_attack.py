@@ -55,10 +55,15 @@ def defended_reading(units: tuple, params: DefenceParams, seed: int) -> tuple[li
 
 
 def adaptive_figures(units: tuple, params: DefenceParams, chunks, changed: dict[int, str], seed: int,
-                     cache_dir) -> dict:
-    """adaptive.json's figures: each family's accuracy on the release and the worst case."""
+                     cache_dir, lineup: int | None = None) -> dict:
+    """adaptive.json's figures: each family's accuracy on the release and the worst case.
+
+    ``lineup``: the run's line-up size (``sweep.lineup``), as for the panel it stands beside:
+    without it every company is one multinomial fit, about quadratic in the corpus (hours at
+    100k passages, where the panel's line-up fits take minutes)."""
     texts, labels, ids = defended_reading(units, params, seed)
-    panel = fitted_panel(texts, labels, ids, ADAPTIVE_FAMILIES, cache_dir=cache_dir, random_state=seed)
+    panel = fitted_panel(texts, labels, ids, ADAPTIVE_FAMILIES, cache_dir=cache_dir, random_state=seed,
+                         lineup=lineup)
     scorers = family_scorers(panel, [c.text for c in chunks], [c.protected for c in chunks],
                              [c.doc_id for c in chunks])  # fmt: skip
     families = {}
@@ -98,11 +103,11 @@ def release_adaptive(result: ReleaseResult) -> dict | None:
     documents, release_id, units = result.candidates.documents, result.choice.release_id, _reading_units(result)
     assert documents is not None and release_id is not None and units is not None  # adaptive_applies
     changed = result.changed()
-    params, seed = documents.params[release_id], result.config.sweep.seed
+    params, seed, lineup = documents.params[release_id], result.config.sweep.seed, result.config.sweep.lineup
     cache = resolve_cache_dir(result.config.prepare.cache_dir)
     key = derived_key(result.candidates.key, "adaptive", changed_parts(changed))
     figures = DiskMemo(cache, "adaptive_attacks").get_or_compute(
-        key, lambda: adaptive_figures(units, params, result.context.chunks, changed, seed, cache))
+        key, lambda: adaptive_figures(units, params, result.context.chunks, changed, seed, cache, lineup))
     return {**figures, "release_id": release_id, "sentence": adaptive_sentence(figures)}
 
 
