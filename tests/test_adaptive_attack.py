@@ -137,3 +137,17 @@ def test_a_document_release_writes_adaptive_json_and_the_switch_changes_no_relea
         return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
     assert released(tmp_path / "on" / "released") == released(tmp_path / "off" / "released")
+
+
+def test_computed_in_a_worker_process_it_is_the_same_figures(data):
+    """The writer starts the adaptive attacker in a worker while it audits
+    (``adaptive_in_background``): the same figures as computed here, to the last bit."""
+    from functools import partial
+
+    from neswap_core.models.fit_processes import InBackground
+
+    units, chunks = data
+    job = partial(adaptive_figures, units, DefenceParams(level=0.2), chunks, _changed(chunks), 0, None, 2)
+    pending = InBackground(job)
+    assert pending.started
+    assert pending.result() == job()

@@ -207,3 +207,45 @@ def test_side_by_side_fits_are_the_one_after_the_other_fits():
     for a, b in zip(alone_folds.models_, folds.models_, strict=True):
         assert a.model_.coef_.tobytes() == b.model_.coef_.tobytes()
     np.testing.assert_array_equal(alone_folds.oof_log_proba_, folds.oof_log_proba_)
+
+
+def _fails() -> None:
+    raise ValueError("no reading units")
+
+
+def _fit_here_and_in_workers() -> tuple[int, list[int]]:
+    """The background worker's pid, and its own fit workers' (it may start processes)."""
+    return os.getpid(), run_in_processes([functools.partial(_getpid, i) for i in range(2)], processes=2)
+
+
+def test_in_background_computes_in_another_process_that_may_start_its_own_workers():
+    pending = fit_processes.InBackground(_fit_here_and_in_workers)
+    assert pending.started
+    worker, inner = pending.result()
+    assert worker != os.getpid()
+    assert len(inner) == 2 and worker not in inner and os.getpid() not in inner
+    assert not pending.started  # closed once read
+
+
+def test_in_background_not_started_computes_here_and_raises_the_error_here():
+    pending = fit_processes.InBackground(functools.partial(_getpid, 0), start=False)
+    assert not pending.started
+    assert pending.result() == os.getpid()
+    failing = fit_processes.InBackground(_fails)
+    with pytest.raises(ValueError, match="no reading units"):
+        failing.result()
+
+
+def test_in_background_closed_before_its_result_ends_its_worker():
+    pending = fit_processes.InBackground(functools.partial(_sleeps, 60.0))
+    processes = list(pending.pool._processes.values())
+    assert processes
+    pending.close()
+    assert all(not p.is_alive() for p in processes)
+
+
+def _sleeps(seconds: float) -> float:
+    import time
+
+    time.sleep(seconds)
+    return seconds

@@ -139,3 +139,56 @@ def side_by_side(first: Callable[[], T] | None, second: Callable[[], U] | None) 
             if later:
                 later[0].exception()  # wait for the second batch before closing the pool
             shared.shutdown()
+
+
+def _plain(fn: Callable[[], T]) -> T:
+    return fn()
+
+
+class InBackground:
+    """``fn()`` computed in one spawned worker process while this one goes on (issue 21).
+
+    The release's writer starts the adaptive attacker so (its defended reading, its fits and
+    its scoring: most of the write at 10,000 passages) and meanwhile leak-scans, audits and
+    writes the attack report here. The worker is not daemonic, so ``fn`` may start fit workers
+    of its own. ``fn`` runs as it would here (BLAS threads as in this process): the same
+    result. ``start=False``, or workers that cannot start (a script without a ``__main__``
+    guard), compute it here when ``result()`` is asked for. ``fn`` must be picklable."""
+
+    def __init__(self, fn: Callable[[], Any], start: bool = True):
+        self.fn = fn
+        self.pool: ProcessPoolExecutor | None = None
+        self.future: Future | None = None
+        if start:
+            try:
+                self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+                self.future = self.pool.submit(_plain, fn)
+            except (BrokenProcessPool, OSError, RuntimeError):
+                self.close()
+
+    @property
+    def started(self) -> bool:
+        return self.future is not None
+
+    def result(self) -> Any:
+        """``fn()``'s value (its error raised here); the worker is then closed."""
+        try:
+            if self.future is not None:
+                try:
+                    return self.future.result()
+                except BrokenProcessPool:
+                    pass  # the worker died or could not start: compute here
+            return self.fn()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the worker; a computation still running is abandoned (its process ended)."""
+        pool, future = self.pool, self.future
+        self.pool = self.future = None
+        if pool is None:
+            return
+        if future is not None and not future.done():
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -18,6 +18,9 @@ written text, like attack.json.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 import numpy as np
 
 from ..choose.memo_keys import changed_parts, derived_key
@@ -30,6 +33,7 @@ from ..generate.document_budget import defend, prepare_defence
 from ..generate.document_terms import TermModel
 from ..measure.panel_cache import fitted_panel
 from ..measure.panel_scorers import family_scorers
+from ..models.fit_processes import MIN_TEXTS, InBackground
 from ..paths import resolve_cache_dir
 
 #: The families the adaptive attacker refits on its defended reading.
@@ -61,11 +65,20 @@ def adaptive_figures(units: tuple, params: DefenceParams, chunks, changed: dict[
     ``lineup``: the run's line-up size (``sweep.lineup``), as for the panel it stands beside:
     without it every company is one multinomial fit, about quadratic in the corpus (hours at
     100k passages, where the panel's line-up fits take minutes)."""
+    return _figures(units, params, _columns(chunks), changed, seed, cache_dir, lineup)
+
+
+def _columns(chunks) -> tuple[list[str], list[str], list[str]]:
+    """(texts, companies, documents) of the corpus's chunks: what the figures read of them."""
+    return [c.text for c in chunks], [c.protected for c in chunks], [c.doc_id for c in chunks]
+
+
+def _figures(units: tuple, params: DefenceParams, columns: tuple, changed: dict[int, str], seed: int,
+             cache_dir, lineup: int | None) -> dict:
     texts, labels, ids = defended_reading(units, params, seed)
     panel = fitted_panel(texts, labels, ids, ADAPTIVE_FAMILIES, cache_dir=cache_dir, random_state=seed,
                          lineup=lineup)
-    scorers = family_scorers(panel, [c.text for c in chunks], [c.protected for c in chunks],
-                             [c.doc_id for c in chunks])  # fmt: skip
+    scorers = family_scorers(panel, *columns)
     families = {}
     for name, scorer in scorers.items():
         m = scorer.score(changed)
@@ -95,19 +108,42 @@ def adaptive_applies(result: ReleaseResult) -> bool:
             and result.config.document.document_adaptive_check)  # fmt: skip
 
 
-def release_adaptive(result: ReleaseResult) -> dict | None:
-    """adaptive.json of the written release, or None when it does not apply
-    (``adaptive_applies``)."""
-    if not adaptive_applies(result):
-        return None
+def _job(result: ReleaseResult) -> tuple[str | None, Callable[[], dict]]:
+    """(memo key, the computation) of the written release's figures (``adaptive_applies``)."""
     documents, release_id, units = result.candidates.documents, result.choice.release_id, _reading_units(result)
     assert documents is not None and release_id is not None and units is not None  # adaptive_applies
     changed = result.changed()
     params, seed, lineup = documents.params[release_id], result.config.sweep.seed, result.config.sweep.lineup
     cache = resolve_cache_dir(result.config.prepare.cache_dir)
     key = derived_key(result.candidates.key, "adaptive", changed_parts(changed))
-    figures = DiskMemo(cache, "adaptive_attacks").get_or_compute(
-        key, lambda: adaptive_figures(units, params, result.context.chunks, changed, seed, cache, lineup))
+    return key, partial(_figures, units, params, _columns(result.context.chunks), changed, seed, cache, lineup)
+
+
+def _memo(result: ReleaseResult) -> DiskMemo:
+    return DiskMemo(resolve_cache_dir(result.config.prepare.cache_dir), "adaptive_attacks")
+
+
+def adaptive_in_background(result: ReleaseResult) -> InBackground | None:
+    """The written release's figures started in a worker process, for ``release_adaptive``;
+    None when they do not apply or are on disk. A reading under ``MIN_TEXTS`` units (the
+    sample, a test) is computed here when asked for: a worker's start-up would cost more."""
+    if not adaptive_applies(result):
+        return None
+    key, compute = _job(result)
+    if key is not None and _memo(result).get(key)[0]:
+        return None
+    units = _reading_units(result)
+    return InBackground(compute, start=len(units[0]) >= MIN_TEXTS)
+
+
+def release_adaptive(result: ReleaseResult, pending: InBackground | None = None) -> dict | None:
+    """adaptive.json of the written release, or None when it does not apply
+    (``adaptive_applies``); ``pending``: the figures already started by ``adaptive_in_background``."""
+    if not adaptive_applies(result):
+        return None
+    key, compute = _job(result)
+    figures = _memo(result).get_or_compute(key, compute if pending is None else pending.result)
+    release_id = result.choice.release_id
     return {**figures, "release_id": release_id, "sentence": adaptive_sentence(figures)}
 
 
