@@ -133,6 +133,7 @@ def adaptive_in_background(result: ReleaseResult) -> InBackground | None:
     if key is not None and _memo(result).get(key)[0]:
         return None
     units = _reading_units(result)
+    assert units is not None  # adaptive_applies
     return InBackground(compute, start=len(units[0]) >= MIN_TEXTS)
 
 
