@@ -16,7 +16,8 @@ import is shared between them):
    since the machine's load moves between the two);
 2. the cold release (after the one-time ONNX export of MiniLM into the fresh cache folder, the
    per-machine step ``benchmarks/preprocess.py`` also times apart, printed on its own): the library's one release path (``run_release.prepare_release`` →
-   ``publish.evaluate.fit_reading`` (the corpus's ``attacker/`` reading) →
+   ``publish.evaluate.fit_reading`` (the corpus's ``attacker/`` reading; its fit in a worker
+   during the mixture and the walk, as ``release_from_config`` does) →
    ``neswap_core.run_release`` (mixture, sweep, attackers, candidate table with the plan grid)
    → ``publish.writer.write_release`` (bundle, leak scan, attack and audit files)) with a fresh
    cache folder, models loaded inside the timing;
@@ -163,7 +164,8 @@ def release(corpus: str, cache: str, out: str, rounds: int, levels: list[float],
     stages["prepare"] = time.perf_counter() - mark
     mark = time.perf_counter()
     use.mark("reading")
-    reading = fit_reading(config.corpus, prepared.chunks, prepared.raw, config.protect, cache)
+    reading = fit_reading(config.corpus, prepared.chunks, prepared.raw, config.protect, cache,
+                          config.sweep.lineup, background=True)  # as release_from_config
     stages["reading"] = time.perf_counter() - mark
     mark = time.perf_counter()
     result = nc.run_release(prepared, config, embedder.encode, reading=reading, processes=processes,

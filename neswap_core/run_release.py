@@ -82,7 +82,8 @@ def run_release(
     ray: RayOptions | None = None,
 ) -> ReleaseResult:
     """Steps 2–7 on a prepared corpus (module docstring). ``embed``: the cached embedder's
-    ``encode``; ``reading``: a fitted reading attacker (``reading_attacker``) or None;
+    ``encode``; ``reading``: a fitted reading attacker (``reading_attacker``; or one fitting in
+    the background, waited for when the attackers are built) or None;
     ``processes``: embedding workers for the sweep (default one per CPU; 1: serial;
     ``choose.prefetch``: the same vectors either way); ``ray``: embed them on Ray instead."""
     say = progress or _quiet
@@ -137,7 +138,8 @@ def release_from_config(config: RunConfig, embedder, *, progress: Progress | Non
     ``ray`` the preparation and the sweep's embeddings run on Ray (the same candidates)."""
     prepared = prepare_release(config, embedder=embedder, progress=prepare_progress, ray=ray)
     reading = fit_reading(config.corpus, prepared.chunks, prepared.raw, config.protect,
-                          resolve_cache_dir(config.prepare.cache_dir), config.sweep.lineup)
+                          resolve_cache_dir(config.prepare.cache_dir), config.sweep.lineup,
+                          background=True)  # fitted during the mixture and the walk
     return run_release(prepared, config, embedder.encode, reading=reading, progress=progress, ray=ray)
 
 

@@ -78,3 +78,32 @@ def test_a_reading_read_back_from_a_memo_finds_the_same_kept_attacker(tmp_path):
     assert reading_module._cache_path(tmp_path, shared, 3, 1.0, 0, 50) == path
     other = replace(reading, documents=reading.documents[1:])
     assert reading_module._cache_path(tmp_path, other, 3, 1.0, 0, 50) != path
+
+
+def test_fitted_in_the_background_it_is_the_attacker_fitted_here(tmp_path, monkeypatch):
+    """``release_from_config`` fits the reading attacker in a worker during the mixture and the
+    walk (``background=True``): its units at once, then the same coefficients as fitted here,
+    kept on disk as a fit here keeps it; the attackers built on it are those of a fit here."""
+    from neswap_core.choose.scorers import build_scorers
+    from neswap_core.measure.reading import ReadingInBackground, fitted_reading
+    from neswap_core.models import fit_processes
+
+    monkeypatch.setattr(reading_module, "MIN_TEXTS", 0)  # the sample is small: force the worker
+    reading, corpus = sample_reading(), load_corpus(SAMPLE, protect="company")
+    chunks = [Chunk("a#0", "a", 0, "Sales rose. Margins held. We thank you.", "Acme"),
+              Chunk("b#0", "b", 0, "Loans grew. Deposits fell. Thank you all.", "Bolt")]
+    here = reading_attacker(reading, chunks, corpus)
+    pending = reading_attacker(reading, chunks, corpus, cache_dir=tmp_path, background=True)
+    assert isinstance(pending, ReadingInBackground) and pending._pending.started
+    assert pending.units_ == here.units_ and pending.n_units_ == here.n_units_
+    fitted = fitted_reading(pending)
+    assert fitted is pending.fitted()  # waited for once
+    np.testing.assert_array_equal(fitted.model_.coef_, here.model_.coef_)
+    assert list((tmp_path / "reading").glob("attacker_*.pkl"))  # kept by the worker
+    again = reading_attacker(reading, chunks, corpus, cache_dir=tmp_path, background=True)
+    assert not isinstance(again, ReadingInBackground)  # read back, no worker
+    monkeypatch.setattr(fit_processes, "MIN_TEXTS", 0)
+    scored = build_scorers(chunks, reading_attacker(reading, chunks, corpus, background=True),
+                           in_corpus=False, cache_dir=None)
+    expected = build_scorers(chunks, here, in_corpus=False, cache_dir=None)
+    np.testing.assert_array_equal(scored["reading"].log_proba_, expected["reading"].log_proba_)

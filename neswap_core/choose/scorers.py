@@ -22,6 +22,7 @@ from ..measure.attack_scores import ReleaseScorer
 from ..measure.lineups import effective_size, lineup_key
 from ..measure.panel_cache import fitted_panel
 from ..measure.panel_scorers import family_scorers, pre_scores
+from ..measure.reading import ReadingInBackground, fitted_reading
 from ..models.fit_processes import side_by_side
 from ..paths import resolve_cache_dir
 from .attack_columns import IN_CORPUS, READING
@@ -29,7 +30,7 @@ from .attack_columns import IN_CORPUS, READING
 
 def build_scorers(
     chunks: Sequence[Chunk],
-    reading: TextAttacker | None = None,
+    reading: TextAttacker | ReadingInBackground | None = None,
     *,
     in_corpus: bool = True,
     random_state: int = 0,
@@ -44,7 +45,9 @@ def build_scorers(
     for the embedding family, ``vectors`` are the chunks' embeddings; ``cache_dir``: where the
     fitted panel is cached, "" the default folder, None nowhere), in-corpus. ``lineup``: the
     panel and the in-corpus attacker name a text among at most this many companies
-    (``measure/lineups.py``; the reading attacker was fitted with its own)."""
+    (``measure/lineups.py``; the reading attacker was fitted with its own; one still fitting in
+    the background, ``measure.reading.ReadingInBackground``, is waited for here)."""
+    reading = fitted_reading(reading)
     texts = [c.text for c in chunks]
     labels = [c.protected for c in chunks]
     docs = [c.doc_id for c in chunks]

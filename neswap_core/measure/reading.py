@@ -24,9 +24,11 @@ Decisions where SPEC is silent:
 from __future__ import annotations
 
 import hashlib
+import os
 import pickle
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +37,7 @@ from .. import fast_unpickle
 from ..config.defaults import LINEUP_COMPANIES
 from ..corpus import Chunk, Corpus
 from ..errors import CorpusError
+from ..models.fit_processes import MIN_TEXTS, InBackground
 from ..text.sentences import split_sentences
 from .attack import DEFAULT_C, TextAttacker, text_attacker
 from .lineups import effective_size, lineup_key
@@ -99,7 +102,8 @@ def reading_attacker(
     random_state: int | None = 0,
     cache_dir: str | Path | None = None,
     lineup: int | None = LINEUP_COMPANIES,
-) -> TextAttacker:
+    background: bool = False,
+) -> TextAttacker | ReadingInBackground:
     """Fit the reading attacker on the reading cut into passages the size of ``chunks``.
 
     Companies of the corpus missing from the reading can never be named by it (their chunks
@@ -107,7 +111,8 @@ def reading_attacker(
     keeps the (texts, labels, doc ids) it was fitted on, for the other families of the attacker
     panel (``choose/scorers.build_scorers``). ``cache_dir``: kept on disk (module
     docstring). ``lineup``: with more companies, one model per line-up of at most this many
-    (``measure/lineups.py``).
+    (``measure/lineups.py``). ``background``: return at once with the units, the fit running
+    in a worker process (``ReadingInBackground``; ``fitted_reading`` waits for it).
     """
     size = sentences_per_chunk(chunks)
     lineup = effective_size(len({reading.protected_value(d) for d in reading.documents}), lineup)
@@ -117,17 +122,51 @@ def reading_attacker(
             return fast_unpickle.loads(path.read_bytes())
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
             pass  # a damaged or outdated cache file is refitted
-    texts, labels, ids = reading_units(reading, size, corpus, cache_dir)
+    units = reading_units(reading, size, corpus, cache_dir)
+    fit = partial(_fitted, units, size, lineup, C, random_state, path)
+    if background:
+        return ReadingInBackground(units, size, InBackground(fit, start=len(units[0]) >= MIN_TEXTS))
+    return fit()
+
+
+def _fitted(units: tuple[list[str], list[str], list[str]], size: int, lineup: int | None, C: float,
+            random_state: int | None, path: Path | None) -> TextAttacker:
+    """The reading attacker fitted on ``units``, kept at ``path`` (``reading_attacker``)."""
+    texts, labels, ids = units
     attacker = text_attacker(texts, labels, lineup=lineup, C=C, random_state=random_state)
     attacker.unit_sentences_ = size
     attacker.n_units_ = len(texts)
     attacker.units_ = (texts, labels, ids)  # the panel and the document defence fit on them
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{id(attacker)}.tmp")
+        tmp = path.with_suffix(f".{os.getpid()}.{id(attacker)}.tmp")
         tmp.write_bytes(pickle.dumps(attacker))
         tmp.replace(path)
     return attacker
+
+
+class ReadingInBackground:
+    """A reading attacker being fitted in a worker process (issue 21): its training units are
+    known at once, and what needs only them (the sweep's walk, the document defence's defender)
+    runs meanwhile; ``fitted()`` waits for the attacker, the same bits as fitted here (below
+    ``MIN_TEXTS`` units it is fitted here when asked for)."""
+
+    def __init__(self, units: tuple[list[str], list[str], list[str]], size: int, pending: InBackground):
+        self.units_, self.unit_sentences_, self.n_units_ = units, size, len(units[0])
+        self._pending = pending
+        self._attacker: TextAttacker | None = None
+
+    def fitted(self) -> TextAttacker:
+        if self._attacker is None:
+            self._attacker = self._pending.result()
+        assert self._attacker is not None
+        return self._attacker
+
+
+def fitted_reading(reading):
+    """The fitted reading attacker of ``reading`` (a ``ReadingInBackground`` waited for; an
+    attacker or None as it is)."""
+    return reading.fitted() if isinstance(reading, ReadingInBackground) else reading
 
 
 #: Bump when the reading's cleaning or units change meaning, so old cache files are not read.

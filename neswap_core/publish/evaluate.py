@@ -59,10 +59,12 @@ class Evaluation:
 
 
 def fit_reading(corpus_path: str | Path, chunks: list[Chunk], corpus, protect: str,
-                cache_dir: str | Path | None = None, lineup: int | None = LINEUP_COMPANIES):
+                cache_dir: str | Path | None = None, lineup: int | None = LINEUP_COMPANIES,
+                background: bool = False):
     """The reading attacker of the corpus's ``attacker/`` folder, or None when it has none
     (``cache_dir``: a neswap cache folder, where it is kept between runs; ``lineup``: at most
-    this many companies per line-up, ``measure/lineups.py``)."""
+    this many companies per line-up, ``measure/lineups.py``; ``background``: fitting in a worker
+    process while the caller goes on, ``measure.reading.ReadingInBackground``)."""
 
     files = attacker_files(corpus_path)
     if files is None:
@@ -73,7 +75,7 @@ def fit_reading(corpus_path: str | Path, chunks: list[Chunk], corpus, protect: s
         key, lambda: load_attacker(corpus_path, protect=protect))
     if reading is None:  # the folder went away since its files were read
         return None
-    return reading_attacker(reading, chunks, corpus, cache_dir=cache_dir, lineup=lineup)
+    return reading_attacker(reading, chunks, corpus, cache_dir=cache_dir, lineup=lineup, background=background)
 
 
 def reading_notes(attacker, chunks: list[Chunk]) -> dict:
