@@ -171,3 +171,38 @@ def test_a_two_company_reading_gives_a_score_per_company(family):
     if family != "svm":
         x = vectors if family == "embedding" else fam.vectorizer_.transform(texts)
         np.testing.assert_allclose(scores, fam.clf_.predict_log_proba(x), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("family", ["retrieval", "bm25"])
+def test_document_scores_use_the_profiles_by_term_made_once_and_never_pickled(family):
+    """Each document's score against every company multiplied by the transposed (CSC)
+    profiles, which scipy converted to CSR on every call: half of the document defence's type
+    scoring at 100k passages. The CSR copy is made once per fitted matrix; the scores are the
+    product's, bit for bit; it is not pickled, and a refit replaces it."""
+    import pickle
+
+    from scipy import sparse
+
+    from neswap_core.measure.panel import BM25Family, RetrievalFamily
+
+    rng = np.random.default_rng(3)
+    labels = [f"c{i % 7}" for i in range(140)]
+    texts = [" ".join(f"w{k}" for k in rng.integers(0, 300, 25)) + f" own{i % 7}" for i in range(140)]
+    fam = (RetrievalFamily if family == "retrieval" else BM25Family)().fit(texts, labels)
+    name = "profiles_" if family == "retrieval" else "weights_"
+    counts = sparse.csr_matrix(fam.counts(texts[:9]).sum(axis=0))
+    query = fam._weigh(counts) if family == "retrieval" else counts
+    expected = np.asarray((query @ getattr(fam, name).T).todense())
+    np.testing.assert_array_equal(fam.doc_scores(counts), expected)
+    kept = fam._by_term[1]
+    fam.doc_scores(counts)
+    assert fam._by_term[1] is kept  # made once
+    np.testing.assert_array_equal(fam.doc_scores(counts, columns=[2, 0]), expected[:, [2, 0]])
+    back = pickle.loads(pickle.dumps(fam))
+    assert "_by_term" not in back.__dict__
+    np.testing.assert_array_equal(back.doc_scores(counts), expected)
+    fam.fit(texts[:70], labels[:70])  # new profiles: a new copy
+    counts = sparse.csr_matrix(fam.counts(texts[:9]).sum(axis=0))
+    query = fam._weigh(counts) if family == "retrieval" else counts
+    np.testing.assert_array_equal(fam.doc_scores(counts), np.asarray((query @ getattr(fam, name).T).todense()))
+    assert fam._by_term[1] is not kept

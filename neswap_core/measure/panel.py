@@ -242,8 +242,13 @@ class RetrievalFamily(Family):
         return count_delta.edited_counts(self.counter_, texts, None, edits).astype(np.float64)
 
     def doc_scores(self, counts, columns=None) -> np.ndarray:
-        profiles = self.profiles_ if columns is None else self.profiles_[columns]
-        return np.asarray((self._weigh(counts) @ profiles.T).todense())
+        weighed = self._weigh(counts)
+        if columns is None:
+            return np.asarray((weighed @ _by_term(self, "profiles_")).todense())
+        return np.asarray((weighed @ self.profiles_[columns].T).todense())
+
+    def __getstate__(self):
+        return _without_by_term(self)
 
     def type_margins(self, texts, edits, owners, n: int, total, a: int, b: int):
         """(margin cos_a − cos_b of the document whose passages are ``texts`` and summed counts
@@ -299,8 +304,28 @@ class BM25Family(RetrievalFamily):
         return self
 
     def doc_scores(self, counts, columns=None) -> np.ndarray:
-        weights = self.weights_ if columns is None else self.weights_[columns]
-        return np.asarray((sparse.csr_matrix(counts) @ weights.T).todense())
+        if columns is None:
+            return np.asarray((sparse.csr_matrix(counts) @ _by_term(self, "weights_")).todense())
+        return np.asarray((sparse.csr_matrix(counts) @ self.weights_[columns].T).todense())
+
+
+def _by_term(family, name: str):
+    """``getattr(family, name).T`` (companies' profiles, one row per company) as CSR, made once
+    per process and fitted matrix: a CSR product with the transposed (CSC) profiles converted
+    them to CSR on every call — every document's score against every company, half of the
+    document defence's type scoring at 100k passages (issue 21). The product is the same one,
+    bit for bit (scipy converts the right operand to CSR itself). Never pickled."""
+    matrix = getattr(family, name)
+    kept = family.__dict__.get("_by_term")
+    if kept is None or kept[0] is not matrix:
+        kept = family._by_term = (matrix, matrix.T.tocsr())
+    return kept[1]
+
+
+def _without_by_term(family) -> dict:
+    state = family.__dict__.copy()
+    state.pop("_by_term", None)
+    return state
 
 
 class LineupFamily(LineupModels, Family):
