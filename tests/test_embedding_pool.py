@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from neswap_core.models.embedding import Embedder
+from neswap_core.models.embedding import Embedder, text_key
 from neswap_core.models.embedding_pool import RecordingEncoder, pool_processes
 from tests.conftest import sample_subset, shared_onnx_export
 
@@ -156,3 +156,34 @@ def test_a_big_encode_in_processes_gives_the_serial_vectors(tmp_path):
             assert len(job_pieces(embedder, [list(dict.fromkeys(texts))])) > 4
             assert embedder.n_cached_hits == len(texts)  # the final encode embedded nothing
     assert out["serial"].tobytes() == out["pooled"].tobytes()
+
+
+@pytest.mark.slow
+def test_the_release_s_changed_passages_are_cached_from_workers_and_nothing_else_embeds(tmp_path):
+    """``publish.protection.embed_ahead``: the written release's changed passages, which the
+    sweep's prefetch never saw past the candidate sample, go into the cache from two workers
+    (at 100k passages the attack report embedded them one call at a time); the report's own
+    ``encode`` then finds them, the serial vectors to the last bit. An embed function that is
+    not a poolable embedder is never called (its vectors could depend on their batch)."""
+    from neswap_core.models.embedding_pool import cache_in_processes
+    from neswap_core.publish.protection import embed_ahead
+
+    words = (ROOT / "neswap_core" / "data" / "sample" / "docs").glob("*.txt")
+    words = next(iter(sorted(words))).read_text(encoding="utf-8").split()
+    texts = [" ".join(words[i:i + 30 + i % 11]) for i in range(0, 2400, 40)]
+    shared_onnx_export(tmp_path / "serial", backend="onnx")
+    serial = Embedder(cache_dir=tmp_path / "serial", backend="onnx", batch_size=8).encode(texts)
+    shared_onnx_export(tmp_path / "ahead", backend="onnx")
+    embedder = Embedder(cache_dir=tmp_path / "ahead", backend="onnx", batch_size=8)
+    assert cache_in_processes(embedder.encode, texts, 2, min_texts=10**6) == 0  # too few: here
+    embed_ahead(embedder.encode, {})  # nothing changed: nothing to do
+    assert cache_in_processes(embedder.encode, texts, 2, min_texts=0) == len(set(texts))
+    assert embedder.cache.lookup([text_key(t) for t in texts]).keys() >= {text_key(t) for t in texts}
+    assert embedder.encode(texts).tobytes() == serial.tobytes()
+    assert embedder.n_cached_hits == len(texts)
+
+    def not_pooled(batch):
+        raise AssertionError("embedded outside the embedder")
+
+    assert cache_in_processes(not_pooled, texts, 2, min_texts=0) == 0
+    embed_ahead(not_pooled, dict(enumerate(texts)))

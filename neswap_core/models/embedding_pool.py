@@ -170,15 +170,25 @@ def encode_in_processes(embed: Callable[[list[str]], np.ndarray], texts: Sequenc
     the cache are the serial call's, bit for bit (the attacker reading's few thousand passages
     on 2 cores instead of one). Otherwise, or when the workers cannot start, ``embed`` alone."""
     texts = list(texts)
+    cache_in_processes(embed, texts, processes, min_texts)
+    return embed(texts)
+
+
+def cache_in_processes(embed: Callable[[list[str]], np.ndarray], texts: Sequence[str],
+                       processes: int | None = None, min_texts: int | None = None) -> int:
+    """Put into ``embed``'s cache, from worker processes, the ``texts`` it lacks, when ``embed``
+    is a poolable ``Embedder.encode`` and at least ``min_texts`` are missing (nothing else is
+    embedded: a later ``embed`` call makes the same vectors from the cache). The number added."""
     embedder = getattr(embed, "__self__", None)
     n = pool_processes(embedder, processes)
-    if n >= 2 and poolable(embedder):
-        keys = [text_key(t) for t in texts]
-        found = embedder.cache.lookup(keys)
-        missing = list({k: t for k, t in zip(keys, texts, strict=True) if k not in found}.values())
-        if len(missing) >= (MIN_TEXTS if min_texts is None else min_texts):
-            try:
-                embed_in_processes(embedder, [missing], n)
-            except (BrokenProcessPool, OSError, RuntimeError):
-                pass  # a script without a __main__ guard cannot spawn workers: embed serially
-    return embed(texts)
+    if n < 2 or not poolable(embedder):
+        return 0
+    keys = [text_key(t) for t in texts]
+    found = embedder.cache.lookup(keys)
+    missing = list({k: t for k, t in zip(keys, texts, strict=True) if k not in found}.values())
+    if len(missing) < (MIN_TEXTS if min_texts is None else min_texts):
+        return 0
+    try:
+        return embed_in_processes(embedder, [missing], n)
+    except (BrokenProcessPool, OSError, RuntimeError):
+        return 0  # a script without a __main__ guard cannot spawn workers: embed serially

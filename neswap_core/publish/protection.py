@@ -25,6 +25,7 @@ from ..measure.audit import (
     audit_release,
     released_embeddings,
 )
+from ..models.embedding_pool import cache_in_processes
 from ..paths import resolve_cache_dir
 from .attack_report import attack_report
 
@@ -41,11 +42,25 @@ def release_attack(result: ReleaseResult) -> tuple[dict, object]:
         changed = result.changed()
         key = derived_key(result.candidates.key, "attack", sorted(result.scorers),
                           changed_parts(changed), draws_parts(draws))  # fmt: skip
-        summary, table = _memo(result, "attack_reports").get_or_compute(
-            key, lambda: attack_report(result.scorers, changed, [c.chunk_id for c in base], draws))
+
+        def report():
+            embed_ahead(result.context.embed, changed)
+            return attack_report(result.scorers, changed, [c.chunk_id for c in base], draws)
+
+        summary, table = _memo(result, "attack_reports").get_or_compute(key, report)
         summary["release_id"] = result.choice.release_id
         result.attack = (summary, table)
     return result.attack
+
+
+def embed_ahead(embed, changed: dict[int, str]) -> None:
+    """The written release's changed passages embedded in worker processes first
+    (``cache_in_processes``: the vectors serial ``embed`` would make, bit for bit), for the
+    attack report's sentence-embedding attacker and the audit. Past the candidate sample
+    (``measure/candidate_sample.py``) the sweep's prefetch never saw most of them, and at 100k
+    passages they were embedded one call at a time on one core here (issue 21)."""
+    if changed:
+        cache_in_processes(embed, list(dict.fromkeys(changed.values())))
 
 
 def _memo(result: ReleaseResult, kind: str) -> DiskMemo:
@@ -83,6 +98,7 @@ def release_audit(result: ReleaseResult) -> dict:
         changed = result.changed()
 
         def audit() -> dict:
+            embed_ahead(ctx.embed, changed)
             after = released_embeddings(ctx.embeddings, changed, ctx.embed)
             return audit_summary(*audit_release(ctx.embeddings, after, groups))
 
