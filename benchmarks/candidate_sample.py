@@ -57,7 +57,7 @@ def main() -> int:
     config = RunConfig.of(corpus=args.corpus)
     embedder = Embedder(config.prepare.embedding_model, config.prepare.cache_dir,
                         backend=config.prepare.embedding_backend)
-    prepared = prepare_release(config, embedder=embedder)
+    prepared = prepare_release(config, embedder=embedder, tag_reading=True)
     reading = fit_reading(config.corpus, prepared.chunks, prepared.raw, config.protect,
                           resolve_cache_dir(config.prepare.cache_dir))
     result = run_release(prepared, config, embedder.encode, reading=reading)

@@ -68,7 +68,7 @@ def main() -> int:
     cache = resolve_cache_dir(config.prepare.cache_dir)
     embedder = Embedder(config.prepare.embedding_model, config.prepare.cache_dir,
                         backend=config.prepare.embedding_backend)
-    prepared = prepare_release(config, embedder=embedder)
+    prepared = prepare_release(config, embedder=embedder, tag_reading=True)
     reading = fit_reading(config.corpus, prepared.chunks, prepared.raw, config.protect, cache)
     if reading is None:
         print(f"skip: {args.corpus} has no attacker/ reading, so no defender")

@@ -15,7 +15,8 @@ import is shared between them):
    every document), model load included, run before and after the release (the mean is used,
    since the machine's load moves between the two);
 2. the cold release (after the one-time ONNX export of MiniLM into the fresh cache folder, the
-   per-machine step ``benchmarks/preprocess.py`` also times apart, printed on its own): the library's one release path (``run_release.prepare_release`` →
+   per-machine step ``benchmarks/preprocess.py`` also times apart, printed on its own): the library's one release path (``run_release.prepare_release`` (with
+   ``tag_reading``: the reading's people detection in the preparation's processes) →
    ``publish.evaluate.fit_reading`` (the corpus's ``attacker/`` reading; its fit in a worker
    during the mixture and the walk, as ``release_from_config`` does) →
    ``neswap_core.run_release`` (mixture, sweep, attackers, candidate table with the plan grid)
@@ -160,7 +161,7 @@ def release(corpus: str, cache: str, out: str, rounds: int, levels: list[float],
     use = CoreUse()
     mark = time.perf_counter()
     use.mark("prepare")
-    prepared = prepare_release(config, embedder=embedder)
+    prepared = prepare_release(config, embedder=embedder, tag_reading=True)
     stages["prepare"] = time.perf_counter() - mark
     mark = time.perf_counter()
     use.mark("reading")

@@ -120,6 +120,10 @@ class DiskMemo:
             pass
         return True, value
 
+    def has(self, key: str) -> bool:
+        """Whether a value is kept under ``key`` (not read)."""
+        return self.folder is not None and (self.folder / f"{key}.pkl").is_file()
+
     def put(self, key: str, value: Any) -> None:
         """Keep ``value`` under ``key`` (atomically); a full or read-only disk or a value that
         cannot be pickled keeps nothing (the run goes on)."""

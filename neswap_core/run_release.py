@@ -34,12 +34,13 @@ from .config import RunConfig
 from .generate.context import release_context
 from .generate.releases import sweep_for_config
 from .measure.lineups import lineup_statement
+from .measure.reading import reading_to_tag
 from .paths import resolve_cache_dir
 from .prepare.lanes import default_processes
 from .prepare.pipeline import Prepared, prepare
 from .prepare.ray_engine import RayOptions, embed_jobs_ray, prepare_ray
 from .publish.bundle import check_publishable
-from .publish.evaluate import fit_reading
+from .publish.evaluate import fit_reading, load_reading
 from .text.loading import check_swappable, load_corpus
 
 Progress = Callable[[float, str], None]
@@ -57,18 +58,27 @@ def _quiet(fraction: float, message: str) -> None:
 
 
 def prepare_release(config: RunConfig, *, embedder=None, progress: Progress | None = None,
-                    processes: int | None = None, ray: RayOptions | None = None) -> Prepared:
+                    processes: int | None = None, ray: RayOptions | None = None,
+                    tag_reading: bool = False) -> Prepared:
     """Load ``config.corpus``, refuse what cannot be released (fewer than two documents or
     protected values, an identifying publishable column) before any model runs, then prepare it
-    (on the local engine, or on Ray with ``ray``: the same chunks and vectors)."""
+    (on the local engine, or on Ray with ``ray``: the same chunks and vectors).
+
+    ``tag_reading``: the caller fits the reading attacker next (``fit_reading``), so the people
+    detection of its reading runs here, in the preparation's processes (issue 21)."""
     check_pinned_plan(config)
     corpus = load_corpus(config.corpus, protect=config.protect, text_column=config.prepare.text_column)
     check_swappable(corpus)
     check_publishable(config.bundle.publishable_columns, corpus)
     if ray is not None:
         return prepare_ray(corpus, config, ray)
+    ahead = None
+    if tag_reading:
+        reading = load_reading(config.corpus, config.protect, config.prepare.cache_dir)
+        ahead = reading_to_tag(reading, corpus, config.prepare.cache_dir, config.prepare.spacy_model)
     return prepare(corpus, config, embedder=embedder, progress=progress,
-                   processes=default_processes() if processes is None else processes)
+                   processes=default_processes() if processes is None else processes,
+                   tag_ahead=ahead)
 
 
 def run_release(
@@ -136,7 +146,8 @@ def release_from_config(config: RunConfig, embedder, *, progress: Progress | Non
                         ray: RayOptions | None = None) -> ReleaseResult:
     """The whole path for a config: prepare, fit the reading attacker, ``run_release``; with
     ``ray`` the preparation and the sweep's embeddings run on Ray (the same candidates)."""
-    prepared = prepare_release(config, embedder=embedder, progress=prepare_progress, ray=ray)
+    prepared = prepare_release(config, embedder=embedder, progress=prepare_progress, ray=ray,
+                               tag_reading=True)
     reading = fit_reading(config.corpus, prepared.chunks, prepared.raw, config.protect,
                           resolve_cache_dir(config.prepare.cache_dir), config.sweep.lineup,
                           background=True)  # fitted during the mixture and the walk

@@ -107,3 +107,37 @@ def test_fitted_in_the_background_it_is_the_attacker_fitted_here(tmp_path, monke
                            in_corpus=False, cache_dir=None)
     expected = build_scorers(chunks, here, in_corpus=False, cache_dir=None)
     np.testing.assert_array_equal(scored["reading"].log_proba_, expected["reading"].log_proba_)
+
+
+def test_the_reading_tagged_ahead_in_prepare_is_then_cleaned_without_tagging(tmp_path):
+    """``prepare(tag_ahead=...)`` runs the reading's people detection in its two processes
+    (issue 21): the corpus's preparation is unchanged, the reading's cleaning afterwards tags
+    nothing (no new NER shard) and gives the units a fresh cache gives, and neither a cleaned
+    reading nor another NER model is tagged ahead again."""
+    from neswap_core.config import RunConfig
+    from neswap_core.measure.reading import reading_to_tag, reading_units
+    from neswap_core.prepare.pipeline import prepare
+
+    reading, corpus = sample_reading(), load_corpus(SAMPLE, protect="company")
+    corpus = corpus.with_documents(corpus.documents[:4])
+    model = RunConfig().prepare.spacy_model
+    ahead = reading_to_tag(reading, corpus, tmp_path / "a", model)
+    assert ahead is not None and len(ahead.documents) == len(reading.documents)
+    tagged = prepare(corpus, RunConfig.of(corpus=str(SAMPLE), cache_dir=str(tmp_path / "a")),
+                     processes=2, tag_ahead=ahead)
+    assert tagged.timings["tag ahead"] > 0
+    plain = prepare(corpus, RunConfig.of(corpus=str(SAMPLE), cache_dir=str(tmp_path / "p")),
+                    processes=2)
+    assert [c.text for c in tagged.chunks] == [c.text for c in plain.chunks]
+    assert [c.entities for c in tagged.chunks] == [c.entities for c in plain.chunks]
+    assert np.array_equal(tagged.embeddings, plain.embeddings)
+
+    shards = sorted((tmp_path / "a" / "ner").rglob("*.jsonl"))
+    assert shards
+    units = reading_units(reading, 3, corpus, tmp_path / "a")
+    assert sorted((tmp_path / "a" / "ner").rglob("*.jsonl")) == shards  # nothing tagged
+    assert units == reading_units(reading, 3, corpus, tmp_path / "fresh")
+    assert reading_to_tag(reading, corpus, tmp_path / "a", model) is None  # kept: not again
+    assert reading_to_tag(reading, corpus, tmp_path / "b", "en_core_web_md") is None
+    assert reading_to_tag(None, corpus, tmp_path / "b", model) is None
+    assert reading_to_tag(reading, corpus, None, model) is None

@@ -34,13 +34,20 @@ from pathlib import Path
 import numpy as np
 
 from .. import fast_unpickle
+from ..config import DEFAULT_SPACY_MODEL
 from ..config.defaults import LINEUP_COMPANIES
 from ..corpus import Chunk, Corpus
 from ..errors import CorpusError
 from ..models.fit_processes import MIN_TEXTS, InBackground
+from ..paths import resolve_cache_dir
+from ..text.lazy_ner import LazyNer
 from ..text.sentences import split_sentences
 from .attack import DEFAULT_C, TextAttacker, text_attacker
 from .lineups import effective_size, lineup_key
+
+#: The spaCy pipeline that finds the people in the reading (``text.people``), whatever the
+#: corpus's own preparation uses: the reading attacker stays the same across settings.
+READING_NER_MODEL = DEFAULT_SPACY_MODEL
 
 
 def sentences_per_chunk(chunks: Sequence[Chunk]) -> int:
@@ -74,6 +81,19 @@ def sentence_windows(text: str, size: int) -> list[str]:
     return [" ".join(sentences[i : i + size]) for i in range(0, len(sentences), size)]
 
 
+def reading_to_tag(reading: Corpus | None, corpus: Corpus, cache_dir: str | Path | None,
+                   model: str) -> Corpus | None:
+    """What ``reading_units`` will clean, for ``prepare(tag_ahead=...)`` to tag in its lanes;
+    None without a reading, a cache folder, or when prepare's NER ``model`` is not the reading's,
+    or when the cleaning is kept already (a warm run must not pay for it)."""
+    from ..prepare.pipeline import is_cleaned
+
+    if reading is None or resolve_cache_dir(cache_dir) is None or model != READING_NER_MODEL:
+        return None
+    reading = with_company_executives(reading, corpus)
+    return None if is_cleaned(reading, LazyNer(READING_NER_MODEL), cache_dir) else reading
+
+
 def reading_units(
     reading: Corpus, size: int, corpus: Corpus | None = None, cache_dir: str | Path | None = None
 ) -> tuple[list[str], list[str], list[str]]:
@@ -81,7 +101,9 @@ def reading_units(
     (``cache_dir``: where the executive detection's NER results are cached)."""
     from ..prepare.pipeline import clean_corpus
 
-    clean = clean_corpus(with_company_executives(reading, corpus), cache_dir=cache_dir).corpus
+    # spaCy is loaded only if a sentence is not in the NER cache (``prepare``'s ``tag_ahead``)
+    clean = clean_corpus(with_company_executives(reading, corpus), nlp=LazyNer(READING_NER_MODEL),
+                         cache_dir=cache_dir).corpus
     texts, labels, ids = [], [], []
     for doc in clean.documents:
         for window in sentence_windows(doc.text, size):

@@ -76,6 +76,28 @@ def _cleaned(corpus: Corpus, nlp, cache_dir, detect_people: bool) -> CleanCorpus
     return CleanCorpus(suppressed, presentation, identifiers, people)
 
 
+def is_cleaned(corpus: Corpus, nlp, cache_dir: str | Path | None, detect_people: bool = True) -> bool:
+    """Whether ``clean_corpus(corpus, nlp, cache_dir)`` would be read from its memo."""
+    folder = resolve_cache_dir(cache_dir)
+    if folder is None:
+        return False
+    key = content_key("clean_corpus", corpus_digest(corpus), detect_people,
+                      pipeline_fingerprint(nlp, {}) if detect_people else None)  # fmt: skip
+    return DiskMemo(folder, "clean_corpus", CLEAN_MEMO_ENTRIES).has(key)
+
+
+def tag_people_ahead(corpus: Corpus, nlp, cache_dir: str | Path | None) -> None:
+    """Run the NER that ``clean_corpus(corpus, nlp, cache_dir)`` needs (the people detection in
+    its presented texts) and keep only its cache (``text.entity_cache``): a later cleaning of
+    these documents, in any grouping, then tags nothing (issue 21: the reading attacker's)."""
+    from ..text.people import detect_names
+
+    if resolve_cache_dir(cache_dir) is None or not corpus.documents:
+        return
+    presented, _ = extract_presentations(corpus)
+    detect_names([d.text for d in presented.documents], nlp, cache_dir)
+
+
 def sentence_distances(corpus: Corpus, embedder, buffer: int):
     """Sentences and breakpoint distances of every document (one batched, cached embedding call).
 
@@ -249,6 +271,14 @@ def prepare_batch(docs: Corpus, config: RunConfig, nlp, embedder, entity_filter=
     return BatchOutput(clean, chunks, None, timings, cpu)
 
 
+@dataclass
+class TaggedAhead:
+    """A batch of ``prepare``'s ``tag_ahead`` documents: only the seconds of their NER."""
+
+    timings: dict[str, float]
+    cpu_seconds: dict[str, float]
+
+
 def embed_outputs(outputs: list[BatchOutput], embedder) -> None:
     """Fill in the chunk vectors of ``outputs`` with one embedding call (in place)."""
     texts = [c.text for o in outputs for c in o.chunks]
@@ -265,6 +295,11 @@ def embed_outputs(outputs: list[BatchOutput], embedder) -> None:
     for stage in timings:  # the call's seconds are booked on the first batch
         first.timings[stage] = first.timings.get(stage, 0.0) + timings[stage]
         first.cpu_seconds[stage] = first.cpu_seconds.get(stage, 0.0) + cpu[stage]
+
+
+def _batches(results: Sequence) -> list[BatchOutput]:
+    """The corpus's batches among ``prepare``'s lane results (not the tag-ahead ones)."""
+    return [r for r in results if isinstance(r, BatchOutput)]
 
 
 def merge_clean(corpus: Corpus, documents: Sequence, frames: Sequence[tuple]) -> CleanCorpus:
@@ -311,6 +346,7 @@ def prepare(
     embeddings_path: str | Path | None = None,
     batch_documents: int = DEFAULT_BATCH_DOCUMENTS,
     processes: int = 1,
+    tag_ahead: Corpus | None = None,
 ) -> Prepared:
     """Run the whole preprocessing chain on a loaded corpus (SPEC §1–§2).
 
@@ -322,6 +358,11 @@ def prepare(
     ``timings["lanes"]`` is the wall time of the shared part. With ``processes > 1`` an
     ``embedder`` passed in must not have loaded its model yet: every process loads its own (a
     forked PyTorch or ONNX Runtime thread pool can hang); ``Embedder`` loads on first use.
+
+    ``tag_ahead``: documents of another corpus whose people detection runs first in the same
+    processes (``tag_people_ahead``, time ``timings["tag ahead"]``): the reading attacker's, so
+    that its cleaning after ``prepare`` reads its NER from the cache instead of tagging ~5k
+    sentences on one core (issue 21). Nothing else of them is kept or returned.
     """
     from ..models.embedding import Embedder, export_model_files
     from ..text.corrections import apply_corrections
@@ -343,9 +384,25 @@ def prepare(
     documents = corpus.documents
     message = "Cleaning, chunking, tagging and embedding the documents"
 
-    def run_batch(lo: int, hi: int) -> BatchOutput:
-        return prepare_batch(corpus.with_documents(documents[lo:hi]), config, nlp, embedder,
-                             entity_filter)
+    ahead = tag_ahead.documents if tag_ahead is not None else ()
+    n_ahead = len(ahead)
+
+    def run_batch(lo: int, hi: int) -> BatchOutput | TaggedAhead:
+        timings: dict[str, float] = {}
+        cpu: dict[str, float] = {}
+        if lo < n_ahead:  # the first items are the tag-ahead documents
+            assert tag_ahead is not None
+            with _timed(timings, "tag ahead", cpu):
+                tag_people_ahead(tag_ahead.with_documents(ahead[lo:min(hi, n_ahead)]), nlp,
+                                 config.prepare.cache_dir)
+        if hi <= n_ahead:
+            return TaggedAhead(timings, cpu)
+        out = prepare_batch(corpus.with_documents(documents[max(lo - n_ahead, 0):hi - n_ahead]),
+                            config, nlp, embedder, entity_filter)
+        for stage, seconds in timings.items():
+            out.timings[stage] = out.timings.get(stage, 0.0) + seconds
+            out.cpu_seconds[stage] = out.cpu_seconds.get(stage, 0.0) + cpu[stage]
+        return out
 
     say(0.02, message)
     if processes > 1:  # the processes are the parallelism: one intra-op thread each (ONNX
@@ -355,17 +412,19 @@ def prepare(
             # (one segfaulted in CI, inside torch, exporting on its first batch)
             export_model_files(embedder.model_name, embedder.backend, embedder.cache_dir)
     start = time.perf_counter()
-    outputs, worker_cpu = run_in_lanes(
-        run_batch, len(documents), processes, batch_documents,
+    results, worker_cpu = run_in_lanes(
+        run_batch, n_ahead + len(documents), processes, batch_documents,
         lambda share: say(0.02 + 0.9 * share, message),
-        finish=lambda lane_outputs: embed_outputs(lane_outputs, embedder),
+        finish=lambda lane_outputs: embed_outputs(_batches(lane_outputs), embedder),
     )
     timings["lanes"] = time.perf_counter() - start
-    for out in outputs:
-        for stage, seconds in out.timings.items():
+    for result in results:
+        for stage, seconds in result.timings.items():
             timings[stage] = timings.get(stage, 0.0) + seconds
-        for stage, seconds in out.cpu_seconds.items():
+        for stage, seconds in result.cpu_seconds.items():
             cpu[stage] = cpu.get(stage, 0.0) + seconds
+    outputs = _batches(results)
+    del results
     if worker_cpu:
         cpu["workers"] = worker_cpu
     clean = (merge_clean(corpus, [d for o in outputs for d in o.clean.corpus.documents],

@@ -58,6 +58,18 @@ class Evaluation:
         return result
 
 
+def load_reading(corpus_path: str | Path, protect: str, cache_dir: str | Path | None = None):
+    """The corpus's ``attacker/`` reading as a corpus, or None when it has none."""
+    files = attacker_files(corpus_path)
+    if files is None:
+        return None
+    # parsed once per content (0.35 s of a 5-second warm re-run on dev, issue 21)
+    key = content_key("reading corpus", sorted(files.items()), protect, attacker_label(corpus_path))
+    # None when the folder went away since its files were read
+    return DiskMemo(resolve_cache_dir(cache_dir), "reading_corpora").get_or_compute(
+        key, lambda: load_attacker(corpus_path, protect=protect))
+
+
 def fit_reading(corpus_path: str | Path, chunks: list[Chunk], corpus, protect: str,
                 cache_dir: str | Path | None = None, lineup: int | None = LINEUP_COMPANIES,
                 background: bool = False):
@@ -66,14 +78,8 @@ def fit_reading(corpus_path: str | Path, chunks: list[Chunk], corpus, protect: s
     this many companies per line-up, ``measure/lineups.py``; ``background``: fitting in a worker
     process while the caller goes on, ``measure.reading.ReadingInBackground``)."""
 
-    files = attacker_files(corpus_path)
-    if files is None:
-        return None
-    # parsed once per content (0.35 s of a 5-second warm re-run on dev, issue 21)
-    key = content_key("reading corpus", sorted(files.items()), protect, attacker_label(corpus_path))
-    reading = DiskMemo(resolve_cache_dir(cache_dir), "reading_corpora").get_or_compute(
-        key, lambda: load_attacker(corpus_path, protect=protect))
-    if reading is None:  # the folder went away since its files were read
+    reading = load_reading(corpus_path, protect, cache_dir)
+    if reading is None:
         return None
     return reading_attacker(reading, chunks, corpus, cache_dir=cache_dir, lineup=lineup, background=background)
 
