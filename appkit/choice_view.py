@@ -22,6 +22,7 @@ from neswap_core.choose.goals import Goal, search_for_goal
 from neswap_core.config import RunConfig
 
 from .pipeline import _Memo, candidates, digest, measured
+from .reading import reading_units_of
 from .widgets import md_text
 
 #: The last choice per settings (``AppChoice.key``): the sidebar reads it, never computes it.
@@ -117,7 +118,7 @@ def app_choice(stage, progress: Callable | None = None, *, measure: bool | None 
     config, note = settings_config(stage)
     searched = config != stage.config
     key = digest([stage.plans_key, config.to_dict()["plans"]]) if searched else stage.plans_key
-    found = candidates(key, stage.sweep(), config, progress)
+    found = candidates(key, stage.sweep(), config, progress, reading_units_of(stage))
     goal = Goal.from_config(config)
     attackers: Mapping = {}
     if measure or (measure is None and goal is not None):

@@ -517,13 +517,20 @@ def sweep(key: str, _chunks: list[Chunk], _x: np.ndarray, _mixture, _config: Run
     return _SWEEPS.get(key, make)
 
 
-def candidates(key: str, _sweep: Sweep, _config: RunConfig, _progress: Callable | None = None
-               ) -> Candidates:
+def candidates(key: str, _sweep: Sweep, _config: RunConfig, _progress: Callable | None = None,
+               _reading_units: tuple | None = None) -> Candidates:
     """Every candidate of the config, the paper's and the plans' (``build_candidates``, as the
     CLI), without the attackers' columns (``measured`` adds them for the export). Kept on disk
-    as well (``memo``: the core's run key), so a restarted server does not measure them again."""
-    made = _CANDIDATES.get(key, lambda: build_candidates(_sweep, _config, progress=_progress,
-                                                         memo=True))
+    as well (``memo``: the core's run key), so a restarted server does not measure them again.
+    ``_reading_units``: the attacker reading's passages, which the document defence's defender
+    is cross-fitted on, as in the CLI (``key`` names the reading: ``Stage.plans_key``). Their
+    changed passages are embedded on every core first, as the CLI's ``run_release`` does (the
+    app's first Frontier visit embedded them one call after the other, on one core)."""
+    from neswap_core.prepare.lanes import default_processes
+
+    made = _CANDIDATES.get(key, lambda: build_candidates(
+        _sweep, _config, progress=_progress, memo=True, reading_units=_reading_units,
+        processes=default_processes()))
     return at_population(key, made, _config.sweep.population)
 
 
@@ -720,10 +727,13 @@ class Stage:
         (the plans, the document defence, the DP baseline's epsilons). The document section
         was missing: a session's candidates served a run with other document levels. N is left
         out: it changes only DR, which ``at_population`` gives the candidates at any N."""
+        from .reading import has_reading, reading_key_of
+
         cfg = self.config
         sections = cfg.to_dict()
+        reading = reading_key_of(self) if has_reading(self) else None  # the defence's defender
         return digest([self.sweep_key, sections["plans"], sections["document"],
-                       cfg.sweep.dp_epsilons])
+                       cfg.sweep.dp_epsilons, reading])
 
     @property
     def review_key(self) -> str:
@@ -737,7 +747,10 @@ class Stage:
     def candidates(self, progress: Callable | None = None) -> Candidates:
         """Every candidate of the current settings (``Candidates``: the table, and the applied
         plans in ``.plans`` when plans are on)."""
-        return candidates(self.plans_key, self.sweep(), self.config, progress)
+        from .reading import reading_units_of
+
+        return candidates(self.plans_key, self.sweep(), self.config, progress,
+                          reading_units_of(self))
 
     def table(self, population: float | None = None) -> pd.DataFrame:
         n = float(population if population is not None else self.settings["population"])

@@ -9,7 +9,6 @@ inputs; switching documents or charts never recomputes them.
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -27,6 +26,16 @@ from neswap_core.measure.audit import (
 )
 
 from .pipeline import CACHE_DIR, _Memo, digest, embedder
+from .reading import (  # noqa: F401  (the pages and tests reach them here too)
+    READING_ARTIFACT,
+    forget_reading,
+    has_reading,
+    reading_key_of,
+    reading_of,
+    reading_units_of,
+    store_reading,
+    uploaded_reading,
+)
 from .widgets import fmt_number
 
 
@@ -183,50 +192,6 @@ ATTACKER_NOTES = {
 }
 
 
-#: Workspace artifact holding the analyst's uploaded attacker reading, keyed by corpus source.
-READING_ARTIFACT = "attacker_reading"
-
-
-@st.cache_data(show_spinner=False, max_entries=4)
-def _reading(source: str, protect: str, reading_key: str = "", _payload: bytes | None = None):
-    """The attacker reading: the analyst's upload for this corpus, else the sample's
-    ``attacker/`` folder, else None (``reading_key`` is the upload's content hash)."""
-    from neswap_core.text.loading import load_attacker, load_uploaded
-
-    from .pipeline import SAMPLE_DIR, kept, unpack_uploads
-
-    if _payload:  # parsed once, then read back (0.4 s of a restarted server's page on dev)
-        return kept("reading", [_payload, protect],
-                    lambda: load_uploaded(unpack_uploads(_payload), protect=protect))
-    return load_attacker(SAMPLE_DIR, protect=protect) if source == "sample" else None
-
-
-def uploaded_reading(stage) -> bytes | None:
-    """The attacker reading uploaded for this corpus (packed files), or None."""
-    return stage.workspace.get_artifact(READING_ARTIFACT, stage.source) or None
-
-
-def store_reading(stage, files: list[tuple[str, bytes]]) -> int:
-    """Check and keep an uploaded attacker reading for this corpus; its number of documents.
-
-    Raises ``CorpusError`` (shown as a sentence) when the files are not a corpus with the
-    protected column: the reading must name the same companies as the corpus.
-    """
-    from neswap_core.text.loading import load_uploaded
-
-    from .pipeline import pack_uploads
-
-    reading = load_uploaded(files, protect=stage.protect)
-    _, payload = pack_uploads(files)
-    stage.workspace.put_artifact(READING_ARTIFACT, stage.source, payload)
-    return len(reading)
-
-
-def forget_reading(stage) -> None:
-    """Stop using the uploaded reading: the in-corpus attacker (or the sample's) takes over."""
-    stage.workspace.put_artifact(READING_ARTIFACT, stage.source, b"")
-
-
 _SCORER = _Memo(4)
 
 
@@ -273,34 +238,6 @@ class Attack:
     def reader(self) -> str:
         """Who names the company, for plain sentences."""
         return "An outside reader" if self.kind == READING else "The in-corpus attacker (stronger than an outside reader)"
-
-
-def reading_of(stage):
-    """(the attacker reading of this corpus or None, its content key)."""
-    payload = uploaded_reading(stage)
-    reading_key = _reading_key(payload)
-    return _reading(stage.source, stage.protect, reading_key, payload), reading_key
-
-
-def has_reading(stage) -> bool:
-    """Whether ``reading_of`` gives a reading (an upload, or the sample's ``attacker/``),
-    without parsing it (``_reading``'s rule)."""
-    from neswap_core.text.loading import attacker_folder
-
-    from .pipeline import SAMPLE_DIR
-
-    if uploaded_reading(stage):
-        return True
-    return stage.source == "sample" and attacker_folder(SAMPLE_DIR) is not None
-
-
-def reading_key_of(stage) -> str:
-    """The content key of the attacker reading ``reading_of`` gives, without loading it."""
-    return _reading_key(uploaded_reading(stage))
-
-
-def _reading_key(payload: bytes | None) -> str:
-    return "" if payload is None else hashlib.sha256(payload).hexdigest()[:16]
 
 
 def attack(stage) -> Attack:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -103,3 +104,38 @@ def test_the_cores_goal_sentences_reach_the_screen_in_words():
     text = plain(missed_sentence(goal, "document 30 %", {"document_accuracy": 0.4}))
     assert not re.search(r"\b[a-z]+_[a-z_]+\b", text), text  # no setting's field name
     assert "document levels" in text and "plan rounds" in text
+
+
+def test_with_a_reading_the_apps_document_defence_is_the_clis(workspace, tmp_path):
+    """With an attacker reading, the CLI cross-fits the document defence's defender on it; the
+    app built its candidates without the reading, so its document-defence levels were the
+    corpus-only fallback's: other texts, other figures, another release than the CLI's for
+    the same settings. The app's candidates now get the reading's passages (and embed their
+    changed passages on every core first, as ``run_release`` does), and an uploaded reading
+    without its own aliases takes the corpus's, as the CLI's ``attacker/`` folder does."""
+    from appkit.choice_view import app_choice
+    from appkit.pipeline import Stage, unpack_uploads
+    from appkit.reading import READING_ARTIFACT
+    from neswap_core import Embedder
+    from neswap_core.run_release import release_from_config
+    from tests.test_app_check_panel import upload_sample_with_reading
+
+    upload_sample_with_reading(workspace)
+    stage = Stage(settings(workspace), workspace)
+    app = app_choice(stage).candidates.table  # search_for_goal and every attacker, as the CLI
+    # the CLI on the same files: the upload as a corpus folder, the reading as its attacker/
+    folder = tmp_path / "corpus"
+    (folder / "attacker").mkdir(parents=True)
+    for name, data in unpack_uploads(workspace.get_artifact("upload", stage.source)):
+        (folder / name).write_bytes(data)
+    for name, data in unpack_uploads(workspace.get_artifact(READING_ARTIFACT, stage.source)):
+        (folder / "attacker" / name).write_bytes(data)
+    config = run_config(settings(workspace), corpus=str(folder))
+    embedder = Embedder(config.prepare.embedding_model, config.prepare.cache_dir,
+                        backend=config.prepare.embedding_backend)
+    cli = release_from_config(config, embedder).candidates.table
+    documents = [i for i in cli.index if str(i).startswith("document")]
+    assert len(documents) == len(GOAL["document_levels"])
+    columns = [c for c in app.columns if c in cli.columns]
+    assert {"words_unchanged", "du"} <= set(columns)
+    pd.testing.assert_frame_equal(app.loc[cli.index, columns], cli[columns], check_exact=True)

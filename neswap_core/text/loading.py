@@ -510,6 +510,15 @@ def attacker_files(path: str | Path) -> dict[str, bytes] | None:
     return files
 
 
+def with_corpus_side_files(reading: dict[str, bytes], corpus: dict[str, bytes]) -> dict[str, bytes]:
+    """A reading's files and the corpus's aliases and executives it has none of its own of:
+    ``attacker_files``' rule, for a reading uploaded beside an uploaded corpus (the app)."""
+    names = {Path(name).name for name in reading}
+    extra = {name: data for name, data in corpus.items()
+             if Path(name).name in (ALIASES, EXECUTIVES) and Path(name).name not in names}
+    return {**reading, **extra}
+
+
 def attacker_label(path: str | Path) -> str:
     """The name ``load_attacker`` gives the reading in its messages: ``<corpus>/attacker``."""
     path = resolve_corpus(path)
