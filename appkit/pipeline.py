@@ -523,14 +523,9 @@ def candidates(key: str, _sweep: Sweep, _config: RunConfig, _progress: Callable 
     CLI), without the attackers' columns (``measured`` adds them for the export). Kept on disk
     as well (``memo``: the core's run key), so a restarted server does not measure them again.
     ``_reading_units``: the attacker reading's passages, which the document defence's defender
-    is cross-fitted on, as in the CLI (``key`` names the reading: ``Stage.plans_key``). Their
-    changed passages are embedded on every core first, as the CLI's ``run_release`` does (the
-    app's first Frontier visit embedded them one call after the other, on one core)."""
-    from neswap_core.prepare.lanes import default_processes
-
+    is cross-fitted on, as in the CLI (``key`` names the reading: ``Stage.plans_key``)."""
     made = _CANDIDATES.get(key, lambda: build_candidates(
-        _sweep, _config, progress=_progress, memo=True, reading_units=_reading_units,
-        processes=default_processes()))
+        _sweep, _config, progress=_progress, memo=True, reading_units=_reading_units))
     return at_population(key, made, _config.sweep.population)
 
 
