@@ -186,7 +186,7 @@ def test_an_uploaded_attacker_reading_replaces_the_in_corpus_attacker(workspace)
     from appkit.state import settings
     from neswap_core.choose.scorers import build_scorers
     from neswap_core.measure.reading import reading_attacker
-    from neswap_core.text.loading import load_uploaded
+    from neswap_core.text.loading import load_uploaded, with_corpus_side_files
 
     sample = ROOT / "data" / "sample"
     corpus_files = [(p.name, p.read_bytes()) for p in sorted((sample / "docs").glob("*.txt"))]
@@ -208,7 +208,9 @@ def test_an_uploaded_attacker_reading_replaces_the_in_corpus_attacker(workspace)
     at = run_page("7_check")
     assert any("outside reader" in m.value for m in at.markdown)
     chunks, _ = stage.pre_swap()
-    reading = load_uploaded(reading_files, protect=stage.protect)
+    # the corpus's aliases apply to a reading without its own, as to the CLI's attacker/ folder
+    reading = load_uploaded(list(with_corpus_side_files(dict(reading_files), dict(corpus_files)).items()),
+                            protect=stage.protect)
     scorer = build_scorers(chunks, reading_attacker(reading, chunks, stage.corpus()),
                            in_corpus=False)["reading"]
     sentence = next(i.value for i in at.info if "names the company of" in i.value)
