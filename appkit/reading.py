@@ -103,7 +103,7 @@ def reading_units_of(stage) -> tuple | None:
     Made once per process and reading (cleaning the reading reads its people from the NER cache)."""
     if not has_reading(stage):
         return None
-    from neswap_core.measure.reading import reading_units, sentences_per_chunk
+    from neswap_core.measure.reading_units import reading_units, sentences_per_chunk
 
     reading, key = reading_of(stage)
     chunks = stage.chunks()

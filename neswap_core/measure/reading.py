@@ -27,58 +27,24 @@ import hashlib
 import os
 import pickle
 from collections.abc import Sequence
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
-import numpy as np
-
 from .. import fast_unpickle
-from ..config import DEFAULT_SPACY_MODEL
 from ..config.defaults import LINEUP_COMPANIES
 from ..corpus import Chunk, Corpus
-from ..errors import CorpusError
 from ..models.fit_processes import MIN_TEXTS, InBackground
 from ..paths import resolve_cache_dir
 from ..text.lazy_ner import LazyNer
-from ..text.sentences import split_sentences
 from .attack import DEFAULT_C, TextAttacker, text_attacker
 from .lineups import effective_size, lineup_key
-
-#: The spaCy pipeline that finds the people in the reading (``text.people``), whatever the
-#: corpus's own preparation uses: the reading attacker stays the same across settings.
-READING_NER_MODEL = DEFAULT_SPACY_MODEL
-
-
-def sentences_per_chunk(chunks: Sequence[Chunk]) -> int:
-    """Mean number of sentences per chunk, rounded (at least 1): the size of a training unit."""
-    if not chunks:
-        return 1
-    counts = [len(split_sentences(c.text)) for c in chunks]
-    return max(1, int(round(float(np.mean(counts)))))
-
-
-def with_company_executives(reading: Corpus, corpus: Corpus | None) -> Corpus:
-    """Add to each reading document the executives the corpus lists for the same ticker."""
-    if corpus is None:
-        return reading
-    by_ticker: dict[str, list[str]] = {}
-    for doc in corpus.documents:
-        ticker = doc.metadata.get("ticker", "")
-        if ticker:
-            by_ticker.setdefault(ticker, []).extend(doc.executives)
-    docs = []
-    for doc in reading.documents:
-        extra = by_ticker.get(doc.metadata.get("ticker", ""), [])
-        names = dict.fromkeys([*doc.executives, *extra])
-        docs.append(replace(doc, executives=tuple(names)))
-    return reading.with_documents(docs)
-
-
-def sentence_windows(text: str, size: int) -> list[str]:
-    """Consecutive windows of ``size`` sentences (the last may be shorter), joined by spaces."""
-    sentences = [s.text for s in split_sentences(text)]
-    return [" ".join(sentences[i : i + size]) for i in range(0, len(sentences), size)]
+from .reading_units import (  # noqa: F401  (the reading's units, light on imports)
+    READING_NER_MODEL,
+    reading_units,
+    sentence_windows,
+    sentences_per_chunk,
+    with_company_executives,
+)
 
 
 def reading_to_tag(reading: Corpus | None, corpus: Corpus, cache_dir: str | Path | None,
@@ -92,27 +58,6 @@ def reading_to_tag(reading: Corpus | None, corpus: Corpus, cache_dir: str | Path
         return None
     reading = with_company_executives(reading, corpus)
     return None if is_cleaned(reading, LazyNer(READING_NER_MODEL), cache_dir) else reading
-
-
-def reading_units(
-    reading: Corpus, size: int, corpus: Corpus | None = None, cache_dir: str | Path | None = None
-) -> tuple[list[str], list[str], list[str]]:
-    """(texts, labels, doc ids) of the reading's training passages, suppressed like the corpus
-    (``cache_dir``: where the executive detection's NER results are cached)."""
-    from ..prepare.pipeline import clean_corpus
-
-    # spaCy is loaded only if a sentence is not in the NER cache (``prepare``'s ``tag_ahead``)
-    clean = clean_corpus(with_company_executives(reading, corpus), nlp=LazyNer(READING_NER_MODEL),
-                         cache_dir=cache_dir).corpus
-    texts, labels, ids = [], [], []
-    for doc in clean.documents:
-        for window in sentence_windows(doc.text, size):
-            texts.append(window)
-            labels.append(clean.protected_value(doc))
-            ids.append(doc.doc_id)
-    if not texts:
-        raise CorpusError("The attacker's reading holds no text after cleaning.")
-    return texts, labels, ids
 
 
 def reading_attacker(
