@@ -523,9 +523,18 @@ def candidates(key: str, _sweep: Sweep, _config: RunConfig, _progress: Callable 
     CLI), without the attackers' columns (``measured`` adds them for the export). Kept on disk
     as well (``memo``: the core's run key), so a restarted server does not measure them again.
     ``_reading_units``: the attacker reading's passages, which the document defence's defender
-    is cross-fitted on, as in the CLI (``key`` names the reading: ``Stage.plans_key``)."""
-    made = _CANDIDATES.get(key, lambda: build_candidates(
-        _sweep, _config, progress=_progress, memo=True, reading_units=_reading_units))
+    is cross-fitted on, as in the CLI (``key`` names the reading: ``Stage.plans_key``). On a
+    big corpus their changed passages are embedded on every core first, as the CLI's
+    ``run_release`` does (``PREFETCH_MIN_CHUNKS``: the app's first Frontier visit at 10k chunks
+    embedded them one call after the other, on one core)."""
+
+    def make() -> Candidates:
+        from neswap_core.prepare.lanes import default_processes
+
+        return build_candidates(_sweep, _config, progress=_progress, memo=True,
+                                reading_units=_reading_units, processes=default_processes())
+
+    made = _CANDIDATES.get(key, make)
     return at_population(key, made, _config.sweep.population)
 
 

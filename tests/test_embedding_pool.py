@@ -187,3 +187,36 @@ def test_the_release_s_changed_passages_are_cached_from_workers_and_nothing_else
 
     assert cache_in_processes(not_pooled, texts, 2, min_texts=0) == 0
     embed_ahead(not_pooled, dict(enumerate(texts)))
+
+
+@pytest.mark.parametrize("n_chunks, walked", [(999, False), (1_000, True)])
+def test_the_apps_candidates_walk_for_the_prefetch_only_on_a_big_corpus(tmp_path, monkeypatch,
+                                                                       n_chunks, walked):
+    """``build_candidates(processes=2)`` (the app's path) walks the candidates for the prefetch
+    from ``PREFETCH_MIN_CHUNKS`` chunks on, never below: on the sample the walk doubled every
+    build of the app's tests (CI past 30 minutes) for vectors mostly cached already."""
+    from types import SimpleNamespace
+
+    import neswap_core.choose.candidates as candidates_module
+    import neswap_core.choose.prefetch as prefetch_module
+    from neswap_core.config import RunConfig
+
+    assert candidates_module.PREFETCH_MIN_CHUNKS == 1_000
+    walks = []
+
+    class Stop(Exception):
+        pass
+
+    def walk(ctx, config, processes, **kwargs):
+        walks.append(processes)
+
+    def plans(*args, **kwargs):  # where the build goes on after the prefetch: stop there
+        raise Stop
+
+    monkeypatch.setattr(prefetch_module, "prefetch_candidates", walk)
+    monkeypatch.setattr(candidates_module, "plan_candidates", plans)
+    sweep = SimpleNamespace(ctx=SimpleNamespace(chunks=[None] * n_chunks))
+    config = RunConfig.of(cache_dir=str(tmp_path), plan_rounds=1)
+    with pytest.raises(Stop):
+        candidates_module.build_candidates(sweep, config, processes=2)
+    assert walks == ([2] if walked else [])

@@ -202,10 +202,18 @@ def document_sources(documents: DocumentCandidates | None) -> dict[str, Document
     return {rid: DocumentStage(documents, rid) for rid in documents.table.index}
 
 
+#: Fewer chunks, and ``build_candidates(processes=...)`` embeds serially: the prefetch's walk
+#: repeats the candidates' swaps, plans and document defence without the model, which pays only
+#: when their embedding is most of the build (on dev, 1,122 chunks: a 45 s walk spread a 170 s
+#: serial embedding over two cores); on small corpora, whose vectors are mostly cached, the
+#: walk doubled every build (the app's tests on the sample).
+PREFETCH_MIN_CHUNKS = 1_000
+
+
 def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidates | None = None,
                      documents: DocumentCandidates | None = None, reading_units: tuple | None = None,
                      progress: Progress | None = None, memo: bool = False,
-                     table_key: str | None = None) -> Candidates:
+                     table_key: str | None = None, processes: int | None = None) -> Candidates:
     """Every candidate of ``config``: the paper's sweep, the plan grid (``plan_rounds`` > 0) and
     the document defence (``document_levels``).
 
@@ -218,7 +226,11 @@ def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidate
     sources must not). ``table_key``: the disk key of the measured table for a caller that
     passes ``plans``/``documents`` from a memoised build and names its ``scorers`` itself (the
     app measures the candidates it built before: their ``key`` and its attackers' key); it is
-    also the returned candidates' ``key``, under which their release's measures are kept."""
+    also the returned candidates' ``key``, under which their release's measures are kept.
+    ``processes``: when the table is not kept and the corpus has ``PREFETCH_MIN_CHUNKS`` chunks
+    or more, first embed every text the candidates will embed in that many worker processes
+    (``choose.prefetch``: the same vectors; the app's path, whose sweep is made before;
+    ``run_release`` prefetches before its sweep instead)."""
     say = progress or (lambda f, m: None)
     built_here = plans is None and documents is None
     if plans is not None:  # the app's plans, built once: their DR at this run's N
@@ -229,6 +241,13 @@ def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidate
         table_key = derived_key(key, "table", sorted(scorers or {}))
     elif key is None:
         key = table_key
+    if (processes is not None and processes > 1 and built_here
+            and len(sweep.ctx.chunks) >= PREFETCH_MIN_CHUNKS
+            and (table_key is None or not tables.has(table_key))):
+        from .prefetch import prefetch_candidates  # it walks build_candidates: imported here
+
+        say(0.0, "Embedding the candidates' changed passages")
+        prefetch_candidates(sweep.ctx, config, processes, reading_units=reading_units)
     if plans is None and config.plans.plan_rounds > 0:
         plans = plan_candidates(sweep.ctx, PlanGrid.from_config(config), config.sweep.population,
                                 lambda f, m: say(0.6 * f, m))  # fmt: skip
