@@ -27,6 +27,19 @@ from .widgets import md_text
 
 #: The last choice per settings (``AppChoice.key``): the sidebar reads it, never computes it.
 _LAST = _Memo(16)
+#: Workspace artifact keeping, per ``choice_key``, which release the last computed choice was
+#: (``KeptChoice``): a restarted server's Swaps and Check pages show that release, not the line's.
+CHOICE_ARTIFACT = "release_in_use"
+
+
+@dataclass(frozen=True)
+class KeptChoice:
+    """What a page's choice said, kept in the workspace: its release, why, and its reason."""
+
+    release_id: str | None
+    why: str
+    goal_met: bool | None
+    reason: str
 
 
 @dataclass
@@ -130,9 +143,44 @@ def app_choice(stage, progress: Callable | None = None, *, measure: bool | None 
     chosen_config = config.replace(**pinned) if pinned else config
     found, choice = choose(found, chosen_config, attackers or None)
     out = AppChoice(chosen_config, found, choice, attackers, note)
+    key = choice_key(stage)
     with _LAST.lock:
-        _LAST.values[choice_key(stage)] = out
+        before = _LAST.values.get(key)
+        _LAST.values[key] = out
+    if before is None or _kept(before) != _kept(out):
+        _keep_choice(stage, key, out)
     return out
+
+
+def _kept(app: AppChoice) -> KeptChoice:
+    c = app.choice
+    return KeptChoice(c.release_id, str(c.why), c.goal_met, str(c.reason))
+
+
+def _keep_choice(stage, key: str, app: AppChoice) -> None:
+    import json
+    from dataclasses import asdict
+
+    payload = json.dumps(asdict(_kept(app)), sort_keys=True).encode("utf-8")
+    if stage.workspace.get_artifact(CHOICE_ARTIFACT, key) != payload:
+        stage.workspace.put_artifact(CHOICE_ARTIFACT, key, payload)
+
+
+def kept_choice(stage) -> KeptChoice | None:
+    """The release the last choice computed for the current settings was, in this process or
+    (after a restart) as kept in the workspace; None when no page computed it yet."""
+    import json
+
+    app = last_choice(stage)
+    if app is not None:
+        return _kept(app)
+    payload = stage.workspace.get_artifact(CHOICE_ARTIFACT, choice_key(stage))
+    if not payload:
+        return None
+    try:
+        return KeptChoice(**json.loads(payload))
+    except (TypeError, ValueError):
+        return None  # written by another version: the pages compute it again
 
 
 def last_choice(stage) -> AppChoice | None:
@@ -182,14 +230,20 @@ def release_in_use(stage, table) -> tuple[str | None, str]:
     """(the paper round the Swaps and Check pages show as the release in use, a note when it is
     not the app's release). The core's choice a page computed for these settings when it is a
     paper round, else the analyst's pin or the line's pick (``views_release.pick_release``);
-    never computes the choice itself (a goal would measure every candidate)."""
+    never computes the choice itself (a goal would measure every candidate). The choice is
+    ``kept_choice``'s: after a restart these pages showed the line's pick instead of the goal's
+    release until the Frontier or Export page computed it again (issue 21's 2k app benchmark:
+    the fresh Check page audited another release)."""
     from . import views_release as vr
 
     s = stage.settings
     fallback, _ = vr.pick_release(table, s.get("chosen_release"), s["trade_off_a"], s["trade_off_c"])
-    app = last_choice(stage)
+    app = kept_choice(stage)
+    if app is None and Goal.from_config(stage.config) is not None and not s.get("chosen_release"):
+        return fallback, ("Your goal's release is chosen on 5 · Risk–utility frontier, which has "
+                          f"not measured the candidates yet: shown here, the line's pick {md_text(str(fallback))}.")
     if app is None or app.release_id is None or app.release_id in table.index:
         return (fallback if app is None or app.release_id is None else app.release_id), ""
-    return fallback, (f"The release in use, {md_text(app.release_id)} ({md_text(plain(app.choice.reason))}), "
+    return fallback, (f"The release in use, {md_text(app.release_id)} ({md_text(plain(app.reason))}), "
                       "is not a swap round of the paper: its verdict is on 5 · Risk–utility "
                       f"frontier and 6 · Export. Shown here: {md_text(str(fallback))}.")

@@ -49,7 +49,7 @@ def _release_lines(stage, chosen: str | None) -> tuple[list[str], bool, str | No
     from neswap_core.choose.frontier import choose_release
     from neswap_core.choose.goals import Goal
 
-    from .choice_view import last_choice
+    from .choice_view import kept_choice, last_choice
     from .pipeline import SWEEPS_READY
 
     if stage.sweep_key not in SWEEPS_READY:
@@ -64,6 +64,11 @@ def _release_lines(stage, chosen: str | None) -> tuple[list[str], bool, str | No
                else "the closest to your goal, which none meets"}.get(
                    app.choice.why, "picked by your trade-off line")
         pick, rows = app.release_id, app.candidates.table
+    elif (kept := kept_choice(stage)) is not None and kept.release_id in table.index:
+        # a restarted server: the release the last choice was, kept in the workspace
+        how = {PINNED: "pinned by you", GOAL: "chosen by your goal" if kept.goal_met
+               else "the closest to your goal, which none meets"}.get(kept.why, "picked by your trade-off line")
+        pick, rows = kept.release_id, table
     elif chosen and (s.get("chosen_plan") or {}).get("release_id") == chosen:
         return [f"Release: **{md_text(chosen)}** (a plan release pinned by you)"], True, chosen
     elif chosen in table.index:

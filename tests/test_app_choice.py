@@ -139,3 +139,27 @@ def test_with_a_reading_the_apps_document_defence_is_the_clis(workspace, tmp_pat
     columns = [c for c in app.columns if c in cli.columns]
     assert {"words_unchanged", "du"} <= set(columns)
     pd.testing.assert_frame_equal(app.loc[cli.index, columns], cli[columns], check_exact=True)
+
+
+def test_after_a_restart_swaps_and_check_show_the_goals_release_not_the_lines(workspace):
+    """A server restarted on the same workspace forgot the choice the Frontier page had made, so
+    the Swaps and Check pages showed (and audited) the trade-off line's pick instead of the
+    goal's release until the Frontier or Export page was opened again (issue 21's 2k app
+    benchmark: the fresh Check page scored and audited another release). The choice is kept in
+    the workspace: after the process memo is cleared, both pages say the same as before."""
+    from appkit import choice_view as cv
+
+    def shown(at: AppTest) -> list[str]:
+        return [b.value for b in at.success if b.value.startswith("**Release checked:**")] + [
+            b.value for b in at.info]
+
+    before = run("7_check")  # nothing chose yet: the line's pick, said to be one
+    assert any("has not measured the candidates yet" in v for v in shown(before)), shown(before)
+    run("5_frontier")  # the goal's choice (measures the candidates)
+    check, swaps = run("7_check"), run("4_swaps")
+    in_process = shown(check), [b.value for b in swaps.info]
+    assert in_process != (shown(before), [])  # the goal's release is not the line's pick
+    assert not any("has not measured" in v for v in shown(check))
+    with cv._LAST.lock:
+        cv._LAST.values.clear()  # the restart: nothing in memory, the workspace and disk caches
+    assert (shown(run("7_check")), [b.value for b in run("4_swaps").info]) == in_process
