@@ -244,10 +244,8 @@ def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidate
     if (processes is not None and processes > 1 and built_here
             and len(sweep.ctx.chunks) >= PREFETCH_MIN_CHUNKS
             and (table_key is None or not tables.has(table_key))):
-        from .prefetch import prefetch_candidates  # it walks build_candidates: imported here
-
         say(0.0, "Embedding the candidates' changed passages")
-        prefetch_candidates(sweep.ctx, config, processes, reading_units=reading_units)
+        prefetch.prefetch_candidates(sweep.ctx, config, processes, reading_units=reading_units)
     if plans is None and config.plans.plan_rounds > 0:
         plans = plan_candidates(sweep.ctx, PlanGrid.from_config(config), config.sweep.population,
                                 lambda f, m: say(0.6 * f, m))  # fmt: skip
@@ -290,3 +288,8 @@ def describe_candidate(row: pd.Series) -> str:
         text += (f"; the attacker names the company of {100 * row['chunk_accuracy']:.0f} % of "
                  f"passages and {100 * row['document_accuracy']:.0f} % of documents")  # fmt: skip
     return text
+
+
+# the prefetch walks ``build_candidates``: imported once this module's names exist (either
+# module may be imported first), not inside the function (tests/test_public_api.py)
+from . import prefetch  # noqa: E402
