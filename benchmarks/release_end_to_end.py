@@ -107,15 +107,22 @@ def _phase(fraction: float) -> str:
     return next(name for limit, name in RUN_RELEASE_PHASES if fraction < limit)
 
 
-def anchor(corpus: str) -> dict:
-    """A plain sentence-transformers pass over every sentence of the corpus, model load included."""
+def corpus_sentences(corpus: str) -> list[str]:
+    """Every sentence of the corpus's documents: what the anchor embeds (also
+    ``embedding_volume.py``'s yardstick)."""
     sys.path.insert(0, str(ROOT))
-    from neswap_core.models.embedding import embedding_model_path
     from neswap_core.text.loading import load_corpus
     from neswap_core.text.sentences import split_sentences
 
     docs = load_corpus(corpus)
-    sentences = [s.text for d in docs.documents for s in split_sentences(d.text)]
+    return [s.text for d in docs.documents for s in split_sentences(d.text)]
+
+
+def anchor(corpus: str) -> dict:
+    """A plain sentence-transformers pass over every sentence of the corpus, model load included."""
+    sentences = corpus_sentences(corpus)  # puts the checkout on the path
+    from neswap_core.models.embedding import embedding_model_path
+
     start, cpu = time.perf_counter(), _cpu()
     import torch
     from sentence_transformers import SentenceTransformer
