@@ -20,7 +20,13 @@ from neswap_core.models.embedding_quality import (
     gap_agreement,
     label_agreement,
 )
-from neswap_core.models.fixed_batches import BATCH_ROWS, WIDTH_STEP, fixed_shape_batches
+from neswap_core.models.fixed_batches import (
+    BATCH_ROWS,
+    ONNX_ROWS,
+    ONNX_STEP,
+    WIDTH_STEP,
+    fixed_shape_batches,
+)
 from neswap_core.text.chunking import chunk_corpus
 
 SAMPLE_DOCS = Path(__file__).resolve().parents[1] / "data" / "sample" / "docs"
@@ -36,17 +42,18 @@ class FakeModel:
         return out
 
 
-def test_fixed_shape_batches_cover_every_text_once_in_one_shape_per_width():
+@pytest.mark.parametrize("n_rows, step", [(BATCH_ROWS, WIDTH_STEP), (ONNX_ROWS, ONNX_STEP), (3, 5)])
+def test_fixed_shape_batches_cover_every_text_once_in_one_shape_per_width(n_rows, step):
     rng = np.random.default_rng(3)
     token_ids = [list(rng.integers(1, 30000, size=n)) for n in rng.integers(2, 257, size=500)]
     seen: list[int] = []
     widths = []
-    for idx, ids, rows in fixed_shape_batches(token_ids):
-        assert 1 <= len(idx) <= BATCH_ROWS and ids.shape[0] == BATCH_ROWS == len(rows)
+    for idx, ids, rows in fixed_shape_batches(token_ids, n_rows, step):
+        assert 1 <= len(idx) <= n_rows and ids.shape[0] == n_rows == len(rows)
         width = ids.shape[1]
-        assert width % WIDTH_STEP == 0
+        assert width % step == 0
         for row, i in enumerate(idx):  # each text in the one width bucket of its length
-            assert width - WIDTH_STEP < len(token_ids[i]) <= width and rows[row] == len(token_ids[i])
+            assert width - step < len(token_ids[i]) <= width and rows[row] == len(token_ids[i])
             assert ids[row, : rows[row]].tolist() == token_ids[i] and not ids[row, rows[row]:].any()
         assert (rows[len(idx):] == 1).all() and not ids[len(idx):].any()  # blank rows
         seen += idx.tolist()

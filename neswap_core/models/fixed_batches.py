@@ -12,6 +12,14 @@ Every batch of both MiniLM backends (``torch_minilm``, ``onnx_minilm``) therefor
 texts' token counts rounded up to ``WIDTH_STEP``: the same text always meets the same shape.
 On this 2-core machine the fixed shape costs nothing measurable against length-sorted batches
 of 32 (ONNX: 13.1 against 13.2 s for 800 dev sentence groups on one thread) and ~5 % in bf16.
+
+ONNX Runtime runs each text alone at its own length (``ONNX_ROWS``, ``ONNX_STEP``: one row, no
+padding; the shape is still the text's own, so the vector still depends on the text alone):
+on one thread of the Intel Xeon VM of 2026-12-03 (no bfloat16) that embeds 251 dev passages of
+five sentences in 7.0 s against 10.0 s for batches of 8 rows in steps of 16 (2 rows: 7.4 s,
+4 rows: 7.8 s) and 800 three-sentence groups in 12.6 against 13.9 s
+(``benchmarks/embedding_backends.py --rows``). bfloat16 keeps 8 rows (16, 32 and 64 were
+slower on the bf16 machines, README).
 """
 
 from __future__ import annotations
@@ -20,23 +28,27 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-#: Rows of every batch, and the step its width (in tokens) is rounded up to.
+#: Rows of every batch, and the step its width (in tokens) is rounded up to (bfloat16).
 BATCH_ROWS, WIDTH_STEP = 8, 16
+#: The same for ONNX Runtime float32: each text alone, unpadded (module docstring).
+ONNX_ROWS, ONNX_STEP = 1, 1
 
 
-def fixed_shape_batches(token_ids: Sequence[Sequence[int]]) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def fixed_shape_batches(token_ids: Sequence[Sequence[int]], rows: int = BATCH_ROWS,
+                        step: int = WIDTH_STEP) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """``(idx, ids, lengths)`` of every batch, widest first: ``idx`` the positions of its texts
-    (at most ``BATCH_ROWS``), ``ids`` the (``BATCH_ROWS``, width) token ids padded with 0,
-    ``lengths`` each row's real tokens (1 for a blank row: one padding token)."""
+    (at most ``rows``), ``ids`` the (``rows``, width) token ids padded with 0, width the texts'
+    token counts rounded up to ``step``, ``lengths`` each row's real tokens (1 for a blank row:
+    one padding token)."""
     lengths = np.fromiter((len(t) for t in token_ids), dtype=np.int64, count=len(token_ids))
-    widths = -(-np.maximum(lengths, 1) // WIDTH_STEP) * WIDTH_STEP
+    widths = -(-np.maximum(lengths, 1) // step) * step
     for width in np.unique(widths)[::-1]:
         same = np.flatnonzero(widths == width)
-        for lo in range(0, len(same), BATCH_ROWS):
-            idx = same[lo : lo + BATCH_ROWS]
-            ids = np.zeros((BATCH_ROWS, int(width)), dtype=np.int64)
-            rows = np.ones(BATCH_ROWS, dtype=np.int64)
+        for lo in range(0, len(same), rows):
+            idx = same[lo : lo + rows]
+            ids = np.zeros((rows, int(width)), dtype=np.int64)
+            real = np.ones(rows, dtype=np.int64)
             for row, i in enumerate(idx):
                 ids[row, : lengths[i]] = token_ids[i]
-                rows[row] = lengths[i]
-            yield idx, ids, rows
+                real[row] = lengths[i]
+            yield idx, ids, real

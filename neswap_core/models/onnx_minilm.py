@@ -27,12 +27,12 @@ from typing import Any
 import numpy as np
 
 from ..errors import ModelMissingError, NeswapError
-from .fixed_batches import fixed_shape_batches
+from .fixed_batches import ONNX_ROWS, ONNX_STEP, fixed_shape_batches
 
 #: Appended to the backend's name in the embedding cache's: changed whenever the ONNX vectors
-#: change (v2: fixed batch shapes, ``fixed_batches``), so cached vectors of the old computation
-#: never mix with new ones.
-CACHE_TAG = "v2"
+#: change (v2: fixed batch shapes, ``fixed_batches``; v3: each text alone, unpadded), so cached
+#: vectors of the old computation never mix with new ones.
+CACHE_TAG = "v3"
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 
 
@@ -209,14 +209,15 @@ class OnnxSentenceEncoder:
         Batches of similar token length took the shape of their texts, and float32 products
         rounded differently for each shape: a text's vector moved in its last digit with its
         batch mates (3e-8), so two processes that embedded it at once cached different vectors.
-        Every batch now has one fixed shape per width (``fixed_batches``), at no measurable
-        cost on this CPU. ``batch_size`` is accepted for compatibility and ignored.
+        Every text now runs alone at its own length (``fixed_batches.ONNX_ROWS``: one shape
+        per text, and the fastest on one thread). ``batch_size`` is accepted for compatibility
+        and ignored.
         """
         encodings = self.tokenizer.encode_batch(list(sentences))
         if not encodings:
             raise NeswapError("encode got no texts.")
         out: np.ndarray | None = None
-        for idx, ids, rows in fixed_shape_batches([e.ids for e in encodings]):
+        for idx, ids, rows in fixed_shape_batches([e.ids for e in encodings], ONNX_ROWS, ONNX_STEP):
             mask = (np.arange(ids.shape[1])[None, :] < rows[:, None]).astype(np.int64)
             feed = dict(zip(INPUT_NAMES, (ids, mask, np.zeros_like(ids)), strict=True))
             vectors = self.session.run(None, feed)[0]
