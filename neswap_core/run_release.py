@@ -25,6 +25,7 @@ from collections.abc import Callable
 
 from .choose.candidates import build_candidates
 from .choose.chosen import check_pinned_plan
+from .choose.document_candidates import defence_base
 from .choose.finish import finish_release
 from .choose.goals import search_for_goal
 from .choose.prefetch import prefetch_candidates
@@ -39,6 +40,7 @@ from .paths import resolve_cache_dir
 from .prepare.lanes import default_processes
 from .prepare.pipeline import Prepared, prepare
 from .prepare.ray_engine import RayOptions, embed_jobs_ray, prepare_ray
+from .publish.adaptive_attack import reading_prep_in_background
 from .publish.bundle import check_publishable
 from .publish.evaluate import fit_reading, load_reading
 from .text.loading import check_swappable, load_corpus
@@ -124,8 +126,12 @@ def run_release(
     timings["attackers"] = time.perf_counter() - start
     start = time.perf_counter()
     units = getattr(reading, "units_", None)
-    candidates = build_candidates(sweep, config, scorers, reading_units=units, memo=True,
-                                  progress=lambda f, m: say(0.55 + 0.45 * f, m))  # fmt: skip
+    ahead = _adaptive_reading_ahead(config, units)  # on the core the table leaves idle
+    try:
+        candidates = build_candidates(sweep, config, scorers, reading_units=units, memo=True,
+                                      progress=lambda f, m: say(0.55 + 0.45 * f, m))  # fmt: skip
+    finally:
+        _finished(ahead)
     timings["candidates"] = time.perf_counter() - start
     say(1.0, "done")
     notes = [note] if note else []
@@ -139,6 +145,28 @@ def run_release(
     return finish_release(config, prepared.raw, prepared.clean.corpus, candidates, scorers,
                           fit_warnings=warnings, notes=notes,
                           timings={"prepare": dict(prepared.timings), "release": timings})
+
+
+def _adaptive_reading_ahead(config: RunConfig, units: tuple | None):
+    """The adaptive attacker's level-independent preparation of the reading, started in a worker
+    while the candidate table is measured (``publish.adaptive_attack.reading_prep``), when the
+    written release may be a document-defence one that gets adaptive.json; else None."""
+    document = config.document
+    if not (document.document_levels and document.document_adaptive_check):
+        return None
+    return reading_prep_in_background(units, defence_base(config), config.sweep.seed,
+                                      resolve_cache_dir(config.prepare.cache_dir))
+
+
+def _finished(pending) -> None:
+    """Wait for ``_adaptive_reading_ahead``'s worker; its error is not raised here (the writer's
+    adaptive attacker makes the preparation again and reports what is wrong)."""
+    if pending is None:
+        return
+    try:
+        pending.result()
+    except Exception:  # noqa: BLE001 - see the docstring
+        pass
 
 
 def release_from_config(config: RunConfig, embedder, *, progress: Progress | None = None,

@@ -85,6 +85,62 @@ def test_the_defended_reading_keeps_companies_and_documents_and_loses_words(data
     assert kept < sum(len(set(b.split())) for b in units[0])
 
 
+def _inline_defended_reading(units, params, seed):
+    """The defended reading as the writer made it before its preparation could be made ahead:
+    term model, preparation and defence in one go, the term model passed to ``defend``."""
+    from neswap_core.corpus import Chunk
+    from neswap_core.generate.document_budget import defend, prepare_defence
+    from neswap_core.generate.document_terms import TermModel
+
+    reading = [Chunk(f"{d}#{i:06d}", d, i, t, y)
+               for i, (t, y, d) in enumerate(zip(*units, strict=True))]  # fmt: skip
+    model = TermModel(random_state=seed).fit(reading)
+    base = DefenceParams(level=0.0, min_z=params.min_z, rank=params.rank, fill=params.fill,
+                         top_k=params.top_k, round_figures=params.round_figures)  # fmt: skip
+    prep = prepare_defence(reading, model, base, np.random.default_rng([seed, 22]))
+    return [c.text for c in defend(reading, model, params, prep).chunks]
+
+
+@pytest.mark.parametrize("level", [0.1, 0.3])
+def test_the_reading_prepared_ahead_in_a_worker_defends_the_same(data, tmp_path, level):
+    """``run_release`` prepares the reading's defence in a worker while the candidate table is
+    measured (issue 21); the writer's adaptive attacker then only applies its level. The
+    defended reading is the same as the one-go computation's, from the worker's disk entry and
+    from one made in this process, at two levels of the one preparation."""
+    from neswap_core.models import fit_processes
+    from neswap_core.publish import adaptive_attack
+
+    units, _ = data
+    params = DefenceParams(level=level)
+    expected = _inline_defended_reading(units, params, 0)
+    assert expected != list(units[0])  # the level changes the reading
+    assert defended_reading(units, params, 0)[0] == expected  # no cache folder: made here
+    with pytest.MonkeyPatch.context() as mp:  # the tiny reading is worth a worker here
+        mp.setattr(adaptive_attack, "MIN_TEXTS", 1)
+        pending = adaptive_attack.reading_prep_in_background(units, DefenceParams(level=0.05), 0, tmp_path)
+        assert pending is not None and pending.started
+        assert pending.result() is True
+        assert adaptive_attack.reading_prep_in_background(units, params, 0, tmp_path) is None  # kept
+    assert fit_processes.MIN_TEXTS > 1
+    kept = adaptive_attack.DiskMemo(tmp_path, adaptive_attack.PREP_MEMO)
+    assert len(list(kept.folder.glob("*.pkl"))) == 1  # one preparation for every level
+    assert defended_reading(units, params, 0, tmp_path)[0] == expected
+
+
+def test_a_release_prepares_the_adaptive_reading_once_and_only_with_the_check_on(data, tmp_path):
+    """The run's wish for it: a document defence with the adaptive check; not without."""
+    from neswap_core import run_release
+
+    units, _ = data
+    on = RunConfig.of(corpus="x", cache_dir=str(tmp_path))
+    off = RunConfig.of(corpus="x", cache_dir=str(tmp_path), document_adaptive_check=False)
+    no_levels = RunConfig.of(corpus="x", cache_dir=str(tmp_path), document_levels=[])
+    assert run_release._adaptive_reading_ahead(off, units) is None
+    assert run_release._adaptive_reading_ahead(no_levels, units) is None
+    assert run_release._adaptive_reading_ahead(on, None) is None  # no reading
+    assert run_release._adaptive_reading_ahead(on, units) is None  # under MIN_TEXTS units: here
+
+
 @pytest.fixture
 def sample_with_reading(tmp_path, monkeypatch):
     """Four sample calls and an attacker/ reading made of each call's lines reversed."""

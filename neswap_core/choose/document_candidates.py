@@ -172,6 +172,13 @@ def document_candidates(ctx, config, reading_units: tuple | None = None,
     return DocumentCandidates(ctx, prep, params, results, table, ranked_by, seed, measured)
 
 
+def defence_base(config) -> DefenceParams:
+    """The document defence's settings of ``config`` at level 0 (each candidate is one level)."""
+    settings = config.document
+    return DefenceParams(level=0.0, min_z=settings.document_min_z, fill=settings.document_fill,
+                         top_k=settings.document_top_k, round_figures=settings.document_round_figures)
+
+
 def _defence_levels(chunks, config, reading_units, progress, cache) -> tuple:
     """(prep, params, results, rows, ranked_by) of ``document_candidates``: each level's text
     and its row before the measures (the term model is not kept: 30 MB on the dev corpus, half
@@ -185,8 +192,7 @@ def _defence_levels(chunks, config, reading_units, progress, cache) -> tuple:
     if reading_units is not None and settings.document_defender:
         say(0.1, "Document defence: fitting the defender on two halves of the reading")
         defender = fitted_defender(reading_units, seed, cache, config.sweep.lineup)
-    base = DefenceParams(level=0.0, min_z=settings.document_min_z, fill=settings.document_fill,
-                         top_k=settings.document_top_k, round_figures=settings.document_round_figures)
+    base = defence_base(config)
     say(0.3, "Document defence: pairing documents and ranking their types")
     prep = prepare_defence(chunks, model, base, np.random.default_rng([seed, 22]), defender,
                            n_candidates=settings.document_candidates, cache_dir=cache)  # fmt: skip

@@ -27,7 +27,7 @@ from ..choose.memo_keys import changed_parts, derived_key
 from ..choose.result import ReleaseResult
 from ..choose.verdict import attacker_name
 from ..corpus import Chunk
-from ..disk_memo import DiskMemo
+from ..disk_memo import DiskMemo, content_key, texts_digest
 from ..generate.document import DefenceParams
 from ..generate.document_budget import defend, prepare_defence
 from ..generate.document_terms import TermModel
@@ -36,6 +36,9 @@ from ..measure.panel_scorers import family_scorers
 from ..models.fit_processes import MIN_TEXTS, InBackground
 from ..paths import resolve_cache_dir
 
+#: Where ``reading_prep`` keeps the reading's defence preparation, and how many (one per
+#: reading and settings: each is tens of MB on dev).
+PREP_MEMO, PREP_ENTRIES = "adaptive_reading_preps", 4
 #: The families the adaptive attacker refits on its defended reading.
 ADAPTIVE_FAMILIES = ("word", "char", "retrieval")
 #: What adaptive.json says the attacker is.
@@ -45,16 +48,62 @@ ADAPTIVE_NOTE = ("word, character and whole-document retrieval models trained on
                  "attacker panel, which reads the reading as it is")
 
 
-def defended_reading(units: tuple, params: DefenceParams, seed: int) -> tuple[list[str], list, list]:
-    """(texts, labels, doc ids) of the reading ``units`` after the document defence ``params``."""
+def _reading_chunks(units: tuple) -> list[Chunk]:
     texts, labels, ids = (list(u) for u in units)
-    reading = [Chunk(f"{d}#{i:06d}", d, i, t, y)
-               for i, (t, y, d) in enumerate(zip(texts, labels, ids, strict=True))]  # fmt: skip
-    model = TermModel(random_state=seed).fit(reading)
-    base = DefenceParams(level=0.0, min_z=params.min_z, rank=params.rank, fill=params.fill,
+    return [Chunk(f"{d}#{i:06d}", d, i, t, y)
+            for i, (t, y, d) in enumerate(zip(texts, labels, ids, strict=True))]  # fmt: skip
+
+
+def _base(params: DefenceParams) -> DefenceParams:
+    """``params`` at level 0: what the reading's preparation depends on (every level shares it)."""
+    return DefenceParams(level=0.0, min_z=params.min_z, rank=params.rank, fill=params.fill,
                          top_k=params.top_k, round_figures=params.round_figures)  # fmt: skip
-    prep = prepare_defence(reading, model, base, np.random.default_rng([seed, 22]))
-    out = defend(reading, model, params, prep)
+
+
+def _prep_key(units: tuple, params: DefenceParams, seed: int) -> str:
+    base = _base(params)
+    return content_key("adaptive reading prep", texts_digest(units[0]), [str(v) for v in units[1]],
+                       [str(v) for v in units[2]], repr(base), seed)  # fmt: skip
+
+
+def reading_prep(units: tuple, params: DefenceParams, seed: int, cache_dir=None):
+    """The reading's document-defence preparation (term model, pairs, ranked candidates) for
+    any level of ``params``' settings: level-independent, so ``reading_prep_in_background``
+    makes it while the candidate table is measured on one core, and the writer's adaptive
+    attacker only applies the chosen level (SPEC §12, issue 21). Kept on disk under
+    ``cache_dir`` (the same value either way: the rng is seeded by ``seed``)."""
+    def compute():
+        reading = _reading_chunks(units)
+        model = TermModel(random_state=seed).fit(reading)
+        return prepare_defence(reading, model, _base(params), np.random.default_rng([seed, 22]))
+
+    return DiskMemo(cache_dir, PREP_MEMO, PREP_ENTRIES).get_or_compute(_prep_key(units, params, seed), compute)
+
+
+def reading_prep_in_background(units: tuple | None, params: DefenceParams | None, seed: int,
+                               cache_dir) -> InBackground | None:
+    """``reading_prep`` started in a worker process (None: no reading, no document defence, a
+    reading under ``MIN_TEXTS`` units, no cache folder to hand it over in, or already kept)."""
+    if units is None or params is None or cache_dir is None or len(units[0]) < MIN_TEXTS:
+        return None
+    if DiskMemo(cache_dir, PREP_MEMO, PREP_ENTRIES).has(_prep_key(units, params, seed)):
+        return None
+    pending = InBackground(partial(_keep_reading_prep, units, params, seed, cache_dir))
+    return pending if pending.started else None
+
+
+def _keep_reading_prep(units: tuple, params: DefenceParams, seed: int, cache_dir) -> bool:
+    reading_prep(units, params, seed, cache_dir)
+    return True
+
+
+def defended_reading(units: tuple, params: DefenceParams, seed: int,
+                     cache_dir=None) -> tuple[list[str], list, list]:
+    """(texts, labels, doc ids) of the reading ``units`` after the document defence ``params``
+    (its preparation read from ``cache_dir`` when ``reading_prep`` kept it there)."""
+    _, labels, ids = (list(u) for u in units)
+    prep = reading_prep(units, params, seed, cache_dir)
+    out = defend(_reading_chunks(units), None, params, prep)  # the prep's terms are scored
     return [c.text for c in out.chunks], labels, ids
 
 
@@ -75,7 +124,7 @@ def _columns(chunks) -> tuple[list[str], list[str], list[str]]:
 
 def _figures(units: tuple, params: DefenceParams, columns: tuple, changed: dict[int, str], seed: int,
              cache_dir, lineup: int | None) -> dict:
-    texts, labels, ids = defended_reading(units, params, seed)
+    texts, labels, ids = defended_reading(units, params, seed, cache_dir)
     panel = fitted_panel(texts, labels, ids, ADAPTIVE_FAMILIES, cache_dir=cache_dir, random_state=seed,
                          lineup=lineup)
     scorers = family_scorers(panel, *columns)
