@@ -12,8 +12,8 @@ script counts them: it runs the library's release path (``prepare_release`` → 
 with a fresh cache folder for everything except the vectors, which come from ``--vectors`` (the
 kept cache folder of a ``release_end_to_end.py --keep DIR`` run: ``DIR/cache``), so the release
 is the one that run made, without embedding again. Every text the release asks the model for is
-counted once (texts and MiniLM tokens after truncation, and the tokens of the fixed-shape
-batches the ONNX and bf16 backends run: widths in steps of 16), under the stage that asked for it
+counted once (texts and MiniLM tokens after truncation, and the tokens the backend runs: each
+text's width rounded up to its batches' step, 16 for bf16, 1 for ONNX), under the stage that asked for it
 (the candidate stage split by the candidates that asked: the paper's draws, the plan grid, the
 document defence's levels, the word-level DP baseline).
 
@@ -52,8 +52,8 @@ CANDIDATE_CALLERS = {"draws_columns": "candidates: the paper's draws",
 class CountingModel:
     """A text encoder that answers from kept vectors and counts what it is asked, by stage."""
 
-    def __init__(self, kept, tokenizer, real=None) -> None:
-        self.kept, self.tokenizer, self.real = kept, tokenizer, real
+    def __init__(self, kept, tokenizer, step: int, real=None) -> None:
+        self.kept, self.tokenizer, self.step, self.real = kept, tokenizer, step, real
         self.stage = "imports"
         self.texts: Counter = Counter()
         self.tokens: Counter = Counter()
@@ -77,7 +77,7 @@ class CountingModel:
         lengths = [len(e.ids) for e in self.tokenizer.encode_batch(texts)]
         self.texts[where] += len(texts)
         self.tokens[where] += sum(lengths)
-        self.padded[where] += sum(-(-n // 16) * 16 for n in lengths)
+        self.padded[where] += sum(-(-n // self.step) * self.step for n in lengths)
         keys = [text_key(t) for t in texts]
         found = self.kept.lookup(keys)
         lost = [t for k, t in zip(keys, texts, strict=True) if k not in found]
@@ -121,7 +121,9 @@ def main() -> int:
         _model_folder,
         cache_name,
         embedding_model_path,
+        resolve_backend,
     )
+    from neswap_core.models.fixed_batches import ONNX_STEP, WIDTH_STEP
     from neswap_core.publish.evaluate import fit_reading
     from neswap_core.publish.writer import write_release
     from neswap_core.run_release import prepare_release
@@ -137,7 +139,8 @@ def main() -> int:
         tokenizer = Tokenizer.from_file(str(Path(path) / "tokenizer.json"))
         tokenizer.enable_truncation(256)
         tokenizer.no_padding()
-        model = CountingModel(kept, tokenizer)
+        step = ONNX_STEP if resolve_backend(backend).startswith("onnx") else WIDTH_STEP
+        model = CountingModel(kept, tokenizer, step)
         embedder = Embedder(model_name, f"{tmp}/cache", model=model, backend=backend)
         start = time.perf_counter()
         model.stage = "prepare (chunker's sentence groups, then the chunks)"
@@ -165,8 +168,8 @@ def main() -> int:
         print(f"{where[:58]:<58} {model.texts[where]:>7} {tokens:>10,} {tokens / anchor:>9.2f} "
               f"{tokens / total:>6.1%}")
     print(f"{'all':<58} {sum(model.texts.values()):>7} {total:>10,} {total / anchor:>9.2f}")
-    print(f"tokens the fixed-shape batches run (widths in steps of 16): {padded:,} "
-          f"({padded / anchor:.2f} x the anchor's unpadded tokens)")
+    print(f"tokens the backend runs ({resolve_backend(config.prepare.embedding_backend)}: widths in "
+          f"steps of {step}): {padded:,} ({padded / anchor:.2f} x the anchor's unpadded tokens)")
     print(f"floor of the cold release / anchor ratio at the anchor's speed per token: "
           f"{total / anchor:.1f} (target 1.5)")
     if model.missing:
