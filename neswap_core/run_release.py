@@ -130,8 +130,11 @@ def run_release(
     try:
         candidates = build_candidates(sweep, config, scorers, reading_units=units, memo=True,
                                       progress=lambda f, m: say(0.55 + 0.45 * f, m))  # fmt: skip
-    finally:
-        _finished(ahead)
+    except BaseException:
+        if ahead is not None:
+            ahead.close()  # no release to write: the preparation is abandoned
+        raise
+    _finished(ahead)
     timings["candidates"] = time.perf_counter() - start
     say(1.0, "done")
     notes = [note] if note else []
@@ -147,6 +150,12 @@ def run_release(
                           timings={"prepare": dict(prepared.timings), "release": timings})
 
 
+#: Readings of more units than this are prepared for the adaptive attacker by the writer, as
+#: before: prepared ahead, a large reading's defence preparation (GBs at 100k passages, like the
+#: corpus's: ``benchmarks/prep_memory.py``) would sit in memory beside the candidate table.
+AHEAD_MAX_UNITS = 20_000
+
+
 def _adaptive_reading_ahead(config: RunConfig, units: tuple | None):
     """The adaptive attacker's level-independent preparation of the reading, started in a worker
     while the candidate table is measured (``publish.adaptive_attack.reading_prep``), when the
@@ -154,6 +163,8 @@ def _adaptive_reading_ahead(config: RunConfig, units: tuple | None):
     document = config.document
     if not (document.document_levels and document.document_adaptive_check):
         return None
+    if units is not None and len(units[0]) > AHEAD_MAX_UNITS:
+        return None  # beside a large candidate table it would add its memory to the peak
     return reading_prep_in_background(units, defence_base(config), config.sweep.seed,
                                       resolve_cache_dir(config.prepare.cache_dir))
 

@@ -139,6 +139,9 @@ def test_a_release_prepares_the_adaptive_reading_once_and_only_with_the_check_on
     assert run_release._adaptive_reading_ahead(no_levels, units) is None
     assert run_release._adaptive_reading_ahead(on, None) is None  # no reading
     assert run_release._adaptive_reading_ahead(on, units) is None  # under MIN_TEXTS units: here
+    copies = run_release.AHEAD_MAX_UNITS // len(units[0]) + 1
+    big = tuple(list(part) * copies for part in units)
+    assert run_release._adaptive_reading_ahead(on, big) is None  # the writer prepares it
 
 
 @pytest.fixture
