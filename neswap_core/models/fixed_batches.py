@@ -18,7 +18,7 @@ padding; the shape is still the text's own, so the vector still depends on the t
 on one thread of the Intel Xeon VM of 2026-12-03 (no bfloat16) that embeds 251 dev passages of
 five sentences in 7.0 s against 10.0 s for batches of 8 rows in steps of 16 (2 rows: 7.4 s,
 4 rows: 7.8 s) and 800 three-sentence groups in 12.6 against 13.9 s
-(``benchmarks/embedding_backends.py --rows``). bfloat16 keeps 8 rows (16, 32 and 64 were
+(``benchmarks/embedding_backends.py --shapes``). bfloat16 keeps 8 rows (16, 32 and 64 were
 slower on the bf16 machines, README).
 """
 
