@@ -2,10 +2,12 @@
 
     OMP_NUM_THREADS=1 nice -n 5 .venv/bin/python benchmarks/release_end_to_end.py [--corpus PATH]
         [--defaults | --rounds 6 --levels 0 0.04 0.08 0.14 --fill mask] [--processes N]
-        [--no-warm] [--log FILE] [--keep DIR]
+        [--no-warm] [--log FILE] [--keep DIR] [--document-levels 0.10 0.19 0.30]
 
 ``--defaults`` times what a user gets with no settings (the default candidate grid, document
-defence included, and the default goal); otherwise the plan grid given.
+defence included, and the default goal); otherwise the plan grid given. ``--document-levels``
+replaces the document defence's levels (each costs about one embedding of the changed corpus:
+``embedding_volume.py``), to time that trade-off.
 
 One run, one process tree, each measurement in a fresh child process (so no model, cache or
 import is shared between them):
@@ -148,7 +150,8 @@ def export(cache: str) -> dict:
 
 
 def release(corpus: str, cache: str, out: str, rounds: int, levels: list[float], fill: str,
-            processes: int | None, defaults: bool = False) -> dict:
+            processes: int | None, defaults: bool = False,
+            document_levels: list[float] | None = None) -> dict:
     """The library's one release path, cold or warm depending on ``cache``; seconds per stage."""
     start, cpu = time.perf_counter(), _cpu()
     sys.path.insert(0, str(ROOT))
@@ -159,9 +162,10 @@ def release(corpus: str, cache: str, out: str, rounds: int, levels: list[float],
     from neswap_core.publish.writer import write_release
     from neswap_core.run_release import prepare_release
 
-    config = (RunConfig.of(corpus=corpus, cache_dir=cache, out=out) if defaults else
+    extra = {} if document_levels is None else {"document_levels": list(document_levels)}
+    config = (RunConfig.of(corpus=corpus, cache_dir=cache, out=out, **extra) if defaults else
               RunConfig.of(corpus=corpus, cache_dir=cache, out=out, plan_rounds=rounds,
-                           plan_redaction_levels=levels, plan_redaction_fill=fill))
+                           plan_redaction_levels=levels, plan_redaction_fill=fill, **extra))
     embedder = Embedder(config.prepare.embedding_model, cache,
                         backend=config.prepare.embedding_backend)
     stages: dict[str, float] = {"imports": time.perf_counter() - start}
@@ -212,6 +216,7 @@ def child(kind: str, args: argparse.Namespace, *extra: str) -> dict:
                *(["--processes", str(args.processes)] if args.processes else []),
                "--fill", args.fill, "--levels", *map(str, args.levels),
                *(["--defaults"] if args.defaults else []),
+               *(["--document-levels", *map(str, args.document_levels)] if args.document_levels else []),
                "--child", kind, handle.name, *extra]
         subprocess.run(cmd, check=True, env={**os.environ, "TQDM_DISABLE": "1"})
         return json.loads(Path(handle.name).read_text())
@@ -254,6 +259,8 @@ def main() -> int:
     ap.add_argument("--processes", type=int, default=None,
                     help="embedding workers of the sweep (default one per CPU; 1: serial)")
     ap.add_argument("--no-warm", action="store_true", help="skip the warm re-run")
+    ap.add_argument("--document-levels", type=float, nargs="+", default=None,
+                    help="the document defence's levels instead of the settings' (default six)")
     ap.add_argument("--log", help="also append the figures as JSON lines to this file")
     ap.add_argument("--keep", metavar="DIR",
                     help="run in DIR (cache/, out/) and keep it, to study the run afterwards; "
@@ -271,13 +278,15 @@ def main() -> int:
             payload = export(args.cache)
         else:
             payload = release(args.corpus, args.cache, args.release_out, args.rounds, args.levels,
-                              args.fill, args.processes, args.defaults)
+                              args.fill, args.processes, args.defaults, args.document_levels)
         Path(out).write_text(json.dumps(payload))
         return 0
 
     load0 = os.getloadavg()
     grid = ("the default settings" if args.defaults else f"plan grid: {args.rounds} rounds x terms "
             f"on/off x redaction {args.levels} ({args.fill})")
+    if args.document_levels:
+        grid += f", document levels {args.document_levels}"
     print(f"corpus {args.corpus}; {grid}; {os.cpu_count()} CPUs, load {load0[0]:.2f} {load0[1]:.2f} "
           f"{load0[2]:.2f}; OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}", flush=True)
     if args.keep and Path(args.keep).exists():
