@@ -145,3 +145,40 @@ def test_a_review_reads_the_preparation_back_only_when_it_rejects_a_change(ctx, 
     for a, b in ((first, second), (first, built.result(rid, frozenset({key})))):
         assert [c.text for c in a.chunks] == [c.text for c in b.chunks]
         assert a.changes == b.changes and key not in {c.key for c in a.changes}
+
+
+def test_a_kept_build_reads_each_level_only_when_it_is_asked_for(ctx, config, tmp_path):
+    """A restarted server drawing the frontier needs the levels' rows, not their texts (issue
+    21: the 10k corpus's six levels were 91 MB and 1.6 s of every fresh Frontier page): each
+    level is kept apart, as its changed chunks only, read on first use; a level whose entry is
+    gone is made again, the same."""
+    import shutil
+    from pathlib import Path
+
+    from neswap_core.choose.document_candidates import LEVEL_MEMO, LevelResults
+
+    class Named:  # an embedder with an identity, as the app's: the measures are kept too
+        model_name, backend = "stand-in", "test"
+
+        def encode(self, texts):
+            return embed(texts)
+
+    ctx = ReleaseContext(ctx.chunks, ctx.embeddings, ctx.mixture, Named().encode)
+    config = config.replace(cache_dir=str(tmp_path / "cache"))
+    built = document_candidates(ctx, config)
+    again = document_candidates(ctx, config)  # read back
+    assert isinstance(again.results, LevelResults) and again.table.equals(built.table)
+    assert list(again.results) == list(built.results) and again.results.loaded() == {}
+    rid = "document 15 %"
+    level = again.results[rid]
+    assert list(again.results.loaded()) == [rid]  # one level read, not the others
+    assert [c.text for c in level.chunks] == [c.text for c in built.results[rid].chunks]
+    assert level.changes == built.results[rid].changes and level.selected == built.results[rid].selected
+    assert all(a is b for a, b in zip(level.chunks, ctx.chunks, strict=True) if a == b)  # the corpus's own
+    assert again.measures(level) == built.measures(built.results[rid])  # measured once, not again
+    shutil.rmtree(Path(config.prepare.cache_dir) / "memo" / LEVEL_MEMO)
+    third = document_candidates(ctx, config)
+    remade = third.results["document 30 %"]  # its entry gone: made again
+    assert [c.text for c in remade.chunks] == [c.text for c in built.results["document 30 %"].chunks]
+    with pytest.raises(KeyError):
+        third.results["document 99 %"]

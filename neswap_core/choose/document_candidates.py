@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import pickle
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -40,9 +40,12 @@ from .plan_grid import measure_row, total_words
 from .review import ChosenRelease, Decisions
 
 Progress = Callable[[float, str], None]
-#: Memo folders of a defence's build: each level's text and row, and the shared preparation
-#: (read only by a review that rejects changes: ``DocumentCandidates.prep``).
-BUILD_MEMO, PREP_MEMO, BUILD_ENTRIES = "document_builds", "document_preps", 6
+#: Memo folders of a defence's build: each level's row, each level's text (one entry per level,
+#: read when that level is asked for: ``LevelResults``) and the shared preparation (read only by
+#: a review that rejects changes: ``DocumentCandidates.prep``).
+BUILD_MEMO, LEVEL_MEMO, PREP_MEMO, BUILD_ENTRIES = "document_builds", "document_levels", "document_preps", 6
+#: Level entries kept: ``BUILD_ENTRIES`` builds of up to this many levels each.
+LEVELS_PER_BUILD = 12
 #: The ``sampler`` column of a document-defence candidate.
 DOCUMENT = "document"
 #: DR of a document-defence candidate (module docstring).
@@ -62,7 +65,7 @@ class DocumentCandidates:
     ctx: ReleaseContext
     prep_source: PrepSource | DefencePrep = field(repr=False)
     params: dict[str, DefenceParams]
-    results: dict[str, DefenceResult] = field(repr=False)
+    results: Mapping[str, DefenceResult] = field(repr=False)  # a ``LevelResults`` once kept
     table: pd.DataFrame = field(repr=False)
     ranked_by: str = ""  # "a defender cross-fitted on the attacker's reading" or the fallback
     seed: int = 0  # the pairing's seed is (seed, 22)
@@ -86,7 +89,8 @@ class DocumentCandidates:
         return defend(self.ctx.chunks, None, self.params[release_id], self.prep, rejected)
 
     def measures(self, result: DefenceResult) -> dict:
-        for rid, base in self.results.items():
+        loaded = self.results.loaded() if isinstance(self.results, LevelResults) else self.results
+        for rid, base in loaded.items():  # a level as generated was read, so it is among these
             if result is base and rid in self.measured:  # as generated: measured once already
                 return dict(self.measured[rid])
         row = measure_row(self.ctx, result.changed(self.ctx.chunks))
@@ -110,6 +114,62 @@ class PrepSource:
         if found:
             return prep
         return _defence_levels(self.chunks, self.config, self.reading_units, None, self.cache)[0]
+
+
+def _level_key(key: str, release_id: str) -> str:
+    return derived_key(key, "document level", release_id)
+
+
+def _compact(result: DefenceResult, base: Sequence) -> tuple:
+    """A level as kept: its changed chunks only (the others are the corpus's own)."""
+    changed = {p: c for p, c in enumerate(result.chunks) if c is not base[p] and c != base[p]}
+    return changed, result.changes, result.partner, result.selected
+
+
+def _expand(kept: tuple, base: Sequence) -> DefenceResult:
+    changed, changes, partner, selected = kept
+    return DefenceResult([changed.get(p, c) for p, c in enumerate(base)], changes, partner, selected)
+
+
+class LevelResults(Mapping):
+    """Release id -> ``DefenceResult`` of a kept build, each level read from its own memo entry
+    on first use (issue 21: a restarted server drawing the frontier read all six levels of the
+    10k corpus, 91 MB and 1.6 s, to show their rows; a review reads one level). A level whose
+    entry is gone is made again with every other (the same inputs give the same levels)."""
+
+    def __init__(self, ids: Sequence[str], source: PrepSource) -> None:
+        self._ids, self._source, self._loaded = list(ids), source, {}
+
+    def __getitem__(self, release_id: str) -> DefenceResult:
+        if release_id not in self._loaded:
+            if release_id not in self._ids:
+                raise KeyError(release_id)
+            src = self._source
+            found, kept = DiskMemo(src.cache, LEVEL_MEMO, BUILD_ENTRIES * LEVELS_PER_BUILD).get(
+                _level_key(src.key, release_id))
+            if found:
+                self._loaded[release_id] = _expand(kept, src.chunks)
+            else:
+                results = _defence_levels(src.chunks, src.config, src.reading_units, None, src.cache)[2]
+                _keep_levels(src.cache, src.key, results, src.chunks)
+                self._loaded[release_id] = results[release_id]
+        return self._loaded[release_id]
+
+    def __iter__(self):
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def loaded(self) -> dict[str, DefenceResult]:
+        """The levels read so far (nothing is read to list them)."""
+        return dict(self._loaded)
+
+
+def _keep_levels(cache, key: str, results: Mapping[str, DefenceResult], base: Sequence) -> None:
+    memo = DiskMemo(cache, LEVEL_MEMO, BUILD_ENTRIES * LEVELS_PER_BUILD)
+    for rid, result in results.items():
+        memo.put(_level_key(key, rid), _compact(result, base))
 
 
 def fitted_defender(units: tuple, random_state: int, cache_dir: Path | None,
@@ -156,14 +216,18 @@ def document_candidates(ctx, config, reading_units: tuple | None = None,
     levels, preps = DiskMemo(cache, BUILD_MEMO, BUILD_ENTRIES), DiskMemo(cache, PREP_MEMO, BUILD_ENTRIES)
     found, built = levels.get(key)
     prep: PrepSource | DefencePrep = PrepSource(cache, key, ctx.chunks, config, reading_units)
-    if not found:
-        prep_made, *built = _defence_levels(ctx.chunks, config, reading_units, progress, cache)
+    if found:
+        params, rows, ranked_by = built
+        results: Mapping[str, DefenceResult] = LevelResults([r["release_id"] for r in rows], prep)
+    else:
+        prep_made, params, results, rows, ranked_by = _defence_levels(
+            ctx.chunks, config, reading_units, progress, cache)
         preps.put(key, prep_made)
-        levels.put(key, built)
+        _keep_levels(cache, key, results, ctx.chunks)  # before the rows: rows found, levels kept
+        levels.put(key, (params, rows, ranked_by))
         if preps.folder is None:  # nowhere to read it back from: kept in memory
             prep = prep_made
         del prep_made
-    params, results, rows, ranked_by = built
     measured = DiskMemo(cache, "document_measures").get_or_compute(
         derived_key(run_key(ctx, config, reading_units), "document measures"),
         lambda: _measure_levels(ctx, results, progress))

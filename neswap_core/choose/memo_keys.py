@@ -11,6 +11,8 @@ encoder it cannot name (a test's function, the app's own wrapper): a memo never 
 from __future__ import annotations
 
 import pickle
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 
 from ..disk_memo import content_key, texts_digest
@@ -25,6 +27,31 @@ AFTER_CANDIDATES = ("out", "bundle", "review", "goal")
 #: it, and ``Candidates.at_population`` / ``with_risk_columns`` give a kept table its DR at any N
 #: (a change of N measured every candidate again: 22 s on the dev corpus's Frontier page).
 AFTER_CANDIDATES_SETTINGS = (("document", "document_adaptive_check"), ("sweep", "population"))
+
+
+_FIELD_DIGESTS: OrderedDict[int, tuple] = OrderedDict()
+_FIELD_LOCK = threading.Lock()
+
+
+def chunk_field_digests(chunks: Sequence) -> tuple[str, str, str, str, str]:
+    """Digests of the chunks' ids, documents, texts, companies and entities, made once per list
+    in a process (issue 21: a page's run and the release hash the same 10,000 passages three
+    times, 0.5 s at 10k, the entities' ``repr`` most of it). A hit is the same list object
+    holding the same chunk objects (chunks are frozen), checked each time."""
+    members = tuple(map(id, chunks))
+    with _FIELD_LOCK:
+        hit = _FIELD_DIGESTS.get(id(chunks))
+        if hit is not None and hit[0] is chunks and hit[1] == members:
+            _FIELD_DIGESTS.move_to_end(id(chunks))
+            return hit[2]
+    value = (texts_digest(c.chunk_id for c in chunks), texts_digest(c.doc_id for c in chunks),
+             texts_digest(c.text for c in chunks), texts_digest(c.protected for c in chunks),
+             texts_digest(repr(c.entities) for c in chunks))  # fmt: skip
+    with _FIELD_LOCK:
+        _FIELD_DIGESTS[id(chunks)] = (chunks, members, value)  # holding the list keeps its id
+        while len(_FIELD_DIGESTS) > 8:
+            _FIELD_DIGESTS.popitem(last=False)
+    return value
 
 
 def embed_identity(embed) -> tuple[str, str] | None:
@@ -65,14 +92,11 @@ def run_key(ctx, config, reading_units: tuple | None = None) -> str | None:
     identity = embed_identity(ctx.embed)
     if identity is None:
         return None
-    chunks = ctx.chunks
     settings = candidate_settings(config)
-    entities = texts_digest(repr(c.entities) for c in chunks)
     return content_key(
         "run", list(identity), repr(sorted(settings.items(), key=lambda kv: kv[0])),
-        texts_digest(c.chunk_id for c in chunks), texts_digest(c.doc_id for c in chunks),
-        texts_digest(c.text for c in chunks), texts_digest(c.protected for c in chunks), entities,
-        ctx.embeddings, mixture_state(ctx.mixture), units_digest(reading_units),
+        *chunk_field_digests(ctx.chunks), ctx.embeddings, mixture_state(ctx.mixture),
+        units_digest(reading_units),
     )
 
 
@@ -84,9 +108,7 @@ def build_key(chunks, config, reading_units: tuple | None = None) -> str:
     settings = candidate_settings(config)
     return content_key(
         f"build {DOCTERMS_LAYOUT}", repr(sorted(settings.items(), key=lambda kv: kv[0])),
-        texts_digest(c.chunk_id for c in chunks), texts_digest(c.doc_id for c in chunks),
-        texts_digest(c.text for c in chunks), texts_digest(c.protected for c in chunks),
-        texts_digest(repr(c.entities) for c in chunks), units_digest(reading_units),
+        *chunk_field_digests(chunks), units_digest(reading_units),
     )
 
 
