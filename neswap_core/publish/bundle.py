@@ -31,8 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..choose.memo_keys import chunk_field_digests
 from ..config import IDENTIFYING_COLUMNS
-from ..corpus import Chunk, Corpus, Document
+from ..corpus import Chunk, Corpus, Document, corpus_digest
 from ..disk_memo import DiskMemo, content_key, texts_digest
 from ..errors import ConfigError, LeakError
 from ..text.presentation import extract_presentations
@@ -177,10 +178,9 @@ def _key_tables(
 ) -> dict[str, bytes]:
     """pseudonyms.csv, chunks.csv and tab_annotations.json (SPEC §11), kept on disk in
     ``cache_dir`` by a hash of every input (``disk_memo``): the TAB spans diff each document."""
-    key = content_key(
-        "key_tables", texts_digest(repr(d) for d in raw.documents), raw.protect, raw.name,
-        texts_digest(repr(d) for d in clean.documents), clean.protect,
-        texts_digest(repr(c) for c in chunks), dict(pseudonyms),
+    key = content_key(  # digests made once per corpus and chunk list (2 s of repr at 100k)
+        "key_tables", corpus_digest(raw), corpus_digest(clean), *chunk_field_digests(chunks),
+        texts_digest(str(c.index) for c in chunks), dict(pseudonyms),
     )  # fmt: skip
     return DiskMemo(cache_dir, "key_tables").get_or_compute(
         key, lambda: _computed_key_tables(raw, clean, chunks, pseudonyms))
