@@ -65,18 +65,20 @@ class AuditPair:
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _audit(key: str, _x: np.ndarray, _groups: list[str],
+def _audit(key: str, _x: np.ndarray | Callable[[], np.ndarray], _groups: list[str],
            _progress: Callable | None = None) -> RenyiAudit:
     """The core's audit with its own settings (``measure.audit``: resamples, permutations,
     seed), so this page and key/audit.json show the same figures. Kept on disk too (``key``
     names the pre-swap data and the changes; the core's code is in every memo key), so a
-    restarted server draws this page without auditing again."""
+    restarted server draws this page without auditing again. ``_x``: the vectors, or what makes
+    them, called only when the audit is not kept (a release's vectors: 0.4 s at 100k)."""
     from neswap_core.disk_memo import DiskMemo, content_key
 
     from .pipeline import CACHE_DIR
 
     return DiskMemo(CACHE_DIR, "app_audits").get_or_compute(
-        content_key("app audit", key), lambda: RenyiAudit().fit(_x, _groups, progress=_progress))
+        content_key("app audit", key),
+        lambda: RenyiAudit().fit(_x() if callable(_x) else _x, _groups, progress=_progress))
 
 
 def audit_pair(stage, changed: dict[int, str], progress: Callable[[str], Callable] | None = None
@@ -89,8 +91,7 @@ def audit_pair(stage, changed: dict[int, str], progress: Callable[[str], Callabl
     if not changed:
         return AuditPair(before, before)
     key = digest([stage.roles_key, changes_key(changed)])
-    x_after = released_embeddings(x, changed, embedder(stage.backend).encode)
-    after = _audit(key, x_after, groups,
+    after = _audit(key, lambda: released_embeddings(x, changed, embedder(stage.backend).encode), groups,
                    progress("Audit after the release") if progress else None)
     return AuditPair(before, after)
 

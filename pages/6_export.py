@@ -130,7 +130,7 @@ def key_zip() -> bytes:
 left, right = st.columns(2)
 with left:
     st.download_button(
-        "released/ (.zip) — may be shared", key="dl_released", data=bundle.released_zip(),
+        "released/ (.zip) — may be shared", key="dl_released", data=bundle.released_zip,
         file_name=f"{base}-released.zip", mime="application/zip", on_click="ignore",
         type="primary", icon=":material/folder_zip:", disabled=bool(blocking),
         help="Documents under random ids in the layout you uploaded, and a manifest with only "

@@ -398,6 +398,9 @@ def test_a_restarted_server_draws_the_page_without_measuring_again(workspace, mo
     monkeypatch.setattr(attack_columns, "draws_columns", again)  # the frontier's measured axes
     monkeypatch.setattr(views_prep, "pca_2d", again)  # the clusters' map
     monkeypatch.setattr(cluster_description, "describe_clusters", again)
+    import appkit.views_check as views_check  # the release's vectors: only to audit it (0.4 s at 100k)
+
+    monkeypatch.setattr(views_check, "released_embeddings", again)
     second = run_page(page)
     def shown(at: AppTest) -> list[tuple[str, str]]:
         return [(kind, f"{getattr(e, 'label', '')}: {e.value}")

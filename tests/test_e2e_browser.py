@@ -224,6 +224,10 @@ def test_corpus_to_check_in_chromium(server):
                     report = zf.read(name).decode("utf-8")
                 assert "Plotly" in report
                 assert "<script src=\"http" not in report
+                with page.expect_download(timeout=PAGE_TIMEOUT_MS) as download:  # zipped on click too
+                    page.get_by_role("button", name="released/ (.zip) — may be shared").click()
+                with zipfile.ZipFile(download.value.path()) as zf:
+                    assert "released/manifest.csv" in zf.namelist()
     assert "Traceback" not in log.read_text()
     outside = sorted({u for u in requests if not u.startswith((url, *LOCAL_SCHEMES))})
     assert not outside, f"requests left 127.0.0.1: {outside[:10]}"
