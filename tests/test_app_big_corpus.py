@@ -257,6 +257,7 @@ def test_a_restarted_server_reads_the_sweep_and_the_checks_back_and_keeps_only_c
 
     monkeypatch.setattr(risk, "fit_risk", again)  # nor the risk profiles (the table at N)
     monkeypatch.setattr(ap.RoleChanges, "vectors_applied_to", again)  # read back whole, mapped
+    monkeypatch.setattr(ap, "_content_digest", again)  # no passage hashed: the digests are kept or known
     restarted = ap.Stage(settings(ws), ws)
     assert checks.corpus_problems(restarted) == problems
     back_chunks, back_x = restarted.pre_swap()
@@ -277,6 +278,7 @@ def test_a_restarted_server_reads_the_sweep_and_the_checks_back_and_keeps_only_c
         np.testing.assert_array_equal(a.hits, b.hits)
     np.testing.assert_array_equal(back.ctx.labels, sweep.ctx.labels)
     assert back.ctx.z.equals(sweep.ctx.z) and back.ctx.position == sweep.ctx.position
+    assert ap.chunks_digest(back.ctx.chunks) == ap.chunks_digest(pre_chunks)  # the sweep's own list: known
     import pandas as pd
 
     pd.testing.assert_frame_equal(restarted.table(), table)
