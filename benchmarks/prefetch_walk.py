@@ -44,7 +44,8 @@ def main() -> int:
 
     work = Path(args.folder)
     cache = work / "cache"
-    for cold in [cache / "document_defence", cache / "memo" / "document_builds", cache / "memo" / "document_preps",
+    for cold in [cache / "document_defence", cache / "memo" / "document_builds", cache / "memo" / "document_levels",
+                 cache / "memo" / "document_preps",
                  cache / "memo" / "document_measures",
                  cache / "memo" / "candidate_tables", *cache.glob("*/prefetch")]:  # fmt: skip
         shutil.rmtree(cold, ignore_errors=True)

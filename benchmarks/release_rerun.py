@@ -38,7 +38,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 WRITE_COLD = ("memo/key_tables", "memo/leak_scans", "memo/attack_reports", "memo/audits",
               "memo/adaptive_attacks")
 #: What run_release computes, under a protecting_scale.py folder's cache.
-COLD = ("document_defence", "attacker_panels", "memo/document_builds", "memo/document_preps",
+COLD = ("document_defence", "attacker_panels", "memo/document_builds", "memo/document_levels",
+        "memo/document_preps",
         "memo/document_measures", "memo/document_candidates", "memo/candidate_tables",
         "memo/in_corpus_attackers", "memo/pre_release_scores")  # fmt: skip
 
