@@ -401,6 +401,9 @@ def test_a_restarted_server_draws_the_page_without_measuring_again(workspace, mo
     import appkit.views_check as views_check  # the release's vectors: only to audit it (0.4 s at 100k)
 
     monkeypatch.setattr(views_check, "released_embeddings", again)
+    import neswap_core.publish.writer as writer  # the Export page's bundle: read back (1.7 s at 100k)
+
+    monkeypatch.setattr(writer, "build_bundle", again)
     second = run_page(page)
     def shown(at: AppTest) -> list[tuple[str, str]]:
         return [(kind, f"{getattr(e, 'label', '')}: {e.value}")
