@@ -9,7 +9,8 @@ however many processes read it, none of it anonymous. The arrays come back read-
 that writes into its own arrays fails loudly instead of diverging between processes.
 
 Layout: the 8-byte magic, the 8-byte length of the header, the header (a pickle of the in-band
-bytes and each buffer's offset and length), then the buffers, each at a 64-byte boundary.
+bytes, each buffer's offset and length, and the caller's small ``meta`` dict), then the buffers,
+each at a 64-byte boundary.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ MAGIC = b"NSWMAP01"
 _ALIGN = 64
 
 
-def dump(obj: Any, path: str | Path) -> None:
-    """Write ``obj`` to ``path`` (atomically: a temporary file, then a rename)."""
+def dump(obj: Any, path: str | Path, meta: dict | None = None) -> None:
+    """Write ``obj`` to ``path`` (atomically: a temporary file, then a rename), with ``meta``
+    (a small dict of plain values, e.g. an array's digest) in the header."""
     path = Path(path)
     buffers: list[pickle.PickleBuffer] = []
     inband = pickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
@@ -38,7 +40,7 @@ def dump(obj: Any, path: str | Path) -> None:
         pos += -pos % _ALIGN
         spans.append((pos, raw.nbytes))
         pos += raw.nbytes
-    header = pickle.dumps((inband, spans), protocol=5)
+    header = pickle.dumps((inband, spans, dict(meta or {})), protocol=5)
     start = len(MAGIC) + 8 + len(header)
     start += -start % _ALIGN
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
@@ -53,16 +55,23 @@ def dump(obj: Any, path: str | Path) -> None:
 def load(path: str | Path) -> Any:
     """``obj`` as ``dump`` wrote it, its buffers mapped read-only from ``path`` (ValueError if
     ``path`` is not such a file)."""
+    return load_with_meta(path)[0]
+
+
+def load_with_meta(path: str | Path) -> tuple[Any, dict]:
+    """(``obj``, ``meta``) as ``dump`` wrote them (``load``)."""
     with open(path, "rb") as fh:
         head = fh.read(len(MAGIC) + 8)
         if len(head) < len(MAGIC) + 8 or head[: len(MAGIC)] != MAGIC:
             raise ValueError(f"{path} is not a mapped pickle")
         (n,) = struct.unpack("<Q", head[len(MAGIC):])
-        inband, spans = pickle.loads(fh.read(n))
+        inband, spans, *rest = pickle.loads(fh.read(n))  # files before the header's meta: none
+        meta = rest[0] if rest else {}
         start = len(MAGIC) + 8 + n
         start += -start % _ALIGN
         if not spans:
-            return fast_unpickle.loads(inband, buffers=())
+            return fast_unpickle.loads(inband, buffers=()), meta
         mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)  # stays valid after close
     view = memoryview(mapped)
-    return fast_unpickle.loads(inband, buffers=[view[start + o:start + o + size] for o, size in spans])
+    buffers = [view[start + o:start + o + size] for o, size in spans]
+    return fast_unpickle.loads(inband, buffers=buffers), meta

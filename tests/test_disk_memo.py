@@ -111,6 +111,89 @@ def test_a_mapped_memo_reads_its_arrays_back_mapped_and_read_only(tmp_path):
     assert memo.get_or_compute("k", lambda: {"x": np.zeros(2)})["x"].tolist() == [0.0, 0.0]
 
 
+class _CountedSha:
+    """``hashlib.sha256`` recording how many bytes it was fed (the array hashing it does)."""
+
+    def __init__(self, monkeypatch) -> None:
+        import hashlib
+
+        self.fed, real = [], hashlib.sha256
+        counted = self
+
+        class Sha:
+            def __init__(self, data=b""):
+                self.h = real()
+                self.update(data)
+
+            def update(self, data):
+                counted.fed.append(memoryview(data).nbytes)
+                self.h.update(data)
+
+            def hexdigest(self):
+                return self.h.hexdigest()
+
+        monkeypatch.setattr(disk_memo.hashlib, "sha256", Sha)
+
+    def big(self) -> int:
+        return sum(1 for n in self.fed if n >= disk_memo.KNOWN_ARRAY_BYTES)
+
+
+def test_a_read_only_array_is_hashed_once_and_a_writable_one_every_time(monkeypatch):
+    """Issue 21: a page's keys hashed the same 155 MB of vectors (100k passages) several times.
+    The key is the same whether the digest is remembered or not; an array that may change in
+    place (writable, or a read-only view of a writable one) is hashed on every call."""
+    x = np.random.default_rng(0).random((1000, 384)).astype(np.float32)
+    plain = content_key("run", x)
+    sha = _CountedSha(monkeypatch)
+    assert content_key("run", x) == plain and content_key("run", x) == plain
+    assert sha.big() == 2  # writable: every time
+    view = x.view()
+    view.setflags(write=False)
+    assert content_key("run", view) == content_key("run", view) == plain and sha.big() == 4
+    frozen = x.copy()
+    frozen.setflags(write=False)
+    assert content_key("run", frozen) == content_key("run", frozen) == plain and sha.big() == 5
+    assert content_key("run", frozen[::2]) != plain  # another array, hashed
+    assert content_key("run", np.ascontiguousarray(x.T)) != plain
+
+
+def test_a_mapped_memo_entry_is_read_back_with_its_arrays_digest(tmp_path, monkeypatch):
+    """Issue 21: the pre-swap vectors read back by a restarted server were hashed again for
+    every key of its first page (0.4 s at 100k). Kept with their digest, they are not; the
+    key is the one the array's bytes give."""
+    x = np.random.default_rng(1).random((1000, 384)).astype(np.float32)
+    plain = content_key("run", x)
+    memo = DiskMemo(tmp_path, "vectors", mapped=True)
+    memo.put("k", x)
+    sha = _CountedSha(monkeypatch)
+    found, back = memo.get("k")
+    assert found and not back.flags.writeable
+    assert content_key("run", back) == plain and sha.big() == 0
+
+
+def test_a_mapped_pickle_without_meta_still_loads(tmp_path):
+    """Entries written before the header held the caller's meta load with an empty one."""
+    import pickle as pk
+
+    from neswap_core import mapped_pickle
+
+    path = tmp_path / "old.pkl"
+    mapped_pickle.dump({"a": np.arange(3)}, path, {"array_digest": "x"})
+    assert mapped_pickle.load_with_meta(path)[1] == {"array_digest": "x"}
+    raw = path.read_bytes()
+    n = int.from_bytes(raw[8:16], "little")
+    inband, spans, _ = pk.loads(raw[16:16 + n])
+    old_header = pk.dumps((inband, spans), protocol=5)
+    assert len(old_header) <= n  # the old layout: the same buffers, a header without meta
+    start = 16 + n + (-(16 + n) % 64)
+    body = raw[start:]
+    head = mapped_pickle.MAGIC + len(old_header).to_bytes(8, "little") + old_header
+    head += b"\0" * (-len(head) % 64)
+    path.write_bytes(head + body)
+    value, meta = mapped_pickle.load_with_meta(path)
+    assert meta == {} and value["a"].tolist() == [0, 1, 2]
+
+
 def test_memo_keeps_the_most_recently_used_entries(tmp_path):
     memo = DiskMemo(tmp_path, "things", max_entries=3)
     for i in range(3):
