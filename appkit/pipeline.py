@@ -32,6 +32,7 @@ import pandas as pd
 import streamlit as st
 
 from neswap_core import Candidates, Chunk, Corpus, build_candidates
+from neswap_core.choose.memo_keys import chunk_field_digests, remember_field_digests
 from neswap_core.config import (
     DEFAULT_EMBEDDING_BACKEND,
     DEFAULT_EMBEDDING_MODEL,
@@ -204,29 +205,13 @@ def _models(backend: str | None) -> list[str]:
     return models
 
 
-_ARRAY_DIGESTS: OrderedDict[int, tuple[np.ndarray, str]] = OrderedDict()
-
-
 def array_digest(x: np.ndarray) -> str:
-    """A content digest of a read-only array (the chunks' or pre-swap vectors), once per array
-    object and process: several ``kept`` values of a page are keyed by the same 155 MB at 100k.
-    A writable array may change in place: it is hashed on every call."""
-    if x.flags.writeable:
-        from neswap_core.disk_memo import content_key
-
-        return content_key("array", np.ascontiguousarray(x))
-    with _DIGEST_LOCK:
-        hit = _ARRAY_DIGESTS.get(id(x))
-        if hit is not None and hit[0] is x:
-            return hit[1]
+    """A content digest of an array (the chunks' or pre-swap vectors), keying ``kept`` values:
+    the core's, made once per read-only array and process (several kept values of a page are
+    keyed by the same 155 MB at 100k) or read back with a mapped memo entry."""
     from neswap_core.disk_memo import content_key
 
-    value = content_key("array", np.ascontiguousarray(x))
-    with _DIGEST_LOCK:
-        _ARRAY_DIGESTS[id(x)] = (x, value)  # holding x keeps its id from being reused
-        while len(_ARRAY_DIGESTS) > 4:
-            _ARRAY_DIGESTS.popitem(last=False)
-    return value
+    return content_key("array", x)
 
 
 _DIGEST_LOCK = threading.Lock()
@@ -438,6 +423,11 @@ def role_inputs(key: str, backend: str, _chunks: list[Chunk], _x: np.ndarray, _r
             "pre_swap_vectors", [key, content], lambda: changes.vectors_applied_to(_x),
             backend=backend, mapped=True))
         _known_digest(chunks, hashlib.sha256(f"{content}/{key}".encode()).hexdigest())
+        # the digests behind the core's run and build keys, kept with them: each page's first
+        # draw after a restart hashed every passage and its entities again (0.5 s at 100k)
+        fields = kept("pre_swap_fields", [key, content], lambda: chunk_field_digests(chunks),
+                      backend=backend)
+        remember_field_digests(chunks, fields)
         return chunks, x
 
     return _PRE_SWAP.get(key, make)

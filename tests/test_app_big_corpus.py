@@ -107,6 +107,29 @@ def test_pre_swap_vectors_are_the_same_array_when_roles_change_no_text(hash_embe
     assert [c.text for c in pre_chunks] == [c.text for c in chunks]
 
 
+def test_a_restarted_server_reads_the_pre_swap_chunks_digests_back(hash_embedder, monkeypatch, tmp_path):
+    """Issue 21: each page's first draw after a restart hashed every pre-swap passage and its
+    entities for the core's run and build keys (0.5 s at 100k). They are kept with the chunks'
+    changes and read back: the same digests, none made."""
+    from neswap_core.choose import memo_keys
+
+    monkeypatch.setattr(ap, "CACHE_DIR", tmp_path)
+    roles = {"Organization": "S", "Location": "C"}
+    chunks = _chunks()
+    pre, _ = ap.role_inputs("r3", "onnx", chunks, ap.chunk_embeddings("k3", "onnx", chunks), roles)
+    made = memo_keys.chunk_field_digests(pre)
+    ap._PRE_SWAP.clear()  # a restart: nothing in memory, other chunk objects read back
+    ap._EMBEDDINGS.clear()
+    memo_keys._FIELD_DIGESTS.clear()
+    calls = []
+    real = memo_keys.texts_digest
+    monkeypatch.setattr(memo_keys, "texts_digest", lambda parts: calls.append(1) or real(parts))
+    chunks = _chunks()
+    again, _ = ap.role_inputs("r3", "onnx", chunks, ap.chunk_embeddings("k3", "onnx", chunks), roles)
+    assert again is not pre and memo_keys.chunk_field_digests(again) == made and calls == []
+    assert memo_keys.chunk_field_digests(list(again)) == made and calls == []  # the sweep's copy
+
+
 def test_the_app_embeds_with_the_runs_backend_and_keys_its_data_by_it():
     """The app used the default backend whatever the run's ``embedding_backend`` said, and its
     caches did not know the backend: on a CPU with bfloat16 in hardware ("auto" = bf16) a run

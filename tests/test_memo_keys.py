@@ -28,3 +28,18 @@ def test_a_chunk_list_is_hashed_once_and_a_changed_list_again(monkeypatch):
     assert memo_keys.build_key(chunks, config) != first
     chunks[7] = replace(chunks[7], entities=_chunks(50)[7].entities)
     assert memo_keys.build_key(chunks, config) == first
+
+
+def test_a_copy_of_the_list_is_not_hashed_again_and_remembered_digests_are_used(monkeypatch):
+    """Issue 21: the app's sweep holds its own copy of the pre-swap chunks (the same chunk
+    objects) and a restarted server reads their digests back with them (0.5 s at 100k)."""
+    chunks = _chunks(40)
+    calls = []
+    real = memo_keys.texts_digest
+    monkeypatch.setattr(memo_keys, "texts_digest", lambda parts: calls.append(1) or real(parts))
+    first = memo_keys.chunk_field_digests(chunks)
+    assert memo_keys.chunk_field_digests(list(chunks)) == first and len(calls) == 5
+    fresh = _chunks(40)  # equal chunks, other objects: told their digests, not hashed
+    memo_keys.remember_field_digests(fresh, first)
+    assert memo_keys.chunk_field_digests(fresh) == first and len(calls) == 5
+    assert memo_keys.chunk_field_digests(fresh[:-1]) != first and len(calls) == 10

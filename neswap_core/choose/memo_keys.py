@@ -29,29 +29,43 @@ AFTER_CANDIDATES = ("out", "bundle", "review", "goal")
 AFTER_CANDIDATES_SETTINGS = (("document", "document_adaptive_check"), ("sweep", "population"))
 
 
-_FIELD_DIGESTS: OrderedDict[int, tuple] = OrderedDict()
+_FIELD_DIGESTS: OrderedDict[tuple, tuple] = OrderedDict()
 _FIELD_LOCK = threading.Lock()
 
 
 def chunk_field_digests(chunks: Sequence) -> tuple[str, str, str, str, str]:
-    """Digests of the chunks' ids, documents, texts, companies and entities, made once per list
-    in a process (issue 21: a page's run and the release hash the same 10,000 passages three
-    times, 0.5 s at 10k, the entities most of it). A hit is the same list object
-    holding the same chunk objects (chunks are frozen), checked each time."""
+    """Digests of the chunks' ids, documents, texts, companies and entities, made once per
+    sequence of chunk objects in a process (issue 21: a page's run and the release hash the
+    same 10,000 passages three times, 0.5 s at 10k, the entities most of it), or told by whoever
+    kept them with the chunks (``remember_field_digests``). A hit is a list of the very same
+    chunk objects, in order (chunks are frozen): a copy of the list hits too."""
     members = tuple(map(id, chunks))
     with _FIELD_LOCK:
-        hit = _FIELD_DIGESTS.get(id(chunks))
-        if hit is not None and hit[0] is chunks and hit[1] == members:
-            _FIELD_DIGESTS.move_to_end(id(chunks))
-            return hit[2]
+        hit = _FIELD_DIGESTS.get(members)
+        if hit is not None:
+            _FIELD_DIGESTS.move_to_end(members)
+            return hit[1]
     value = (texts_digest(c.chunk_id for c in chunks), texts_digest(c.doc_id for c in chunks),
              texts_digest(c.text for c in chunks), texts_digest(c.protected for c in chunks),
              texts_digest(_spans_text(c.entities) for c in chunks))  # fmt: skip
+    _remember(members, chunks, value)
+    return value
+
+
+def remember_field_digests(chunks: Sequence, value: tuple[str, str, str, str, str]) -> None:
+    """Record ``value`` as ``chunk_field_digests(chunks)``: chunks read back with the digests
+    made when they were kept (the app's pre-swap chunks: 0.5 s of each page's first draw after
+    a restart at 100k passages)."""
+    _remember(tuple(map(id, chunks)), chunks, tuple(value))
+
+
+def _remember(members: tuple, chunks: Sequence, value: tuple) -> None:
     with _FIELD_LOCK:
-        _FIELD_DIGESTS[id(chunks)] = (chunks, members, value)  # holding the list keeps its id
+        # holding the chunks keeps their ids from being reused by other objects
+        _FIELD_DIGESTS[members] = (tuple(chunks), value)
+        _FIELD_DIGESTS.move_to_end(members)
         while len(_FIELD_DIGESTS) > 8:
             _FIELD_DIGESTS.popitem(last=False)
-    return value
 
 
 def _spans_text(spans) -> str:
