@@ -20,7 +20,9 @@ companies, ``text/synthetic.py``) is uploaded into a fresh workspace as an analy
 
 Each page runs in ``streamlit.testing.v1.AppTest``, the script's full run; the target (≤ 3 s)
 is for the fresh server's first draw. Prints seconds, ratio to the target, peak memory of each
-server process and the load average. With ``--workdir`` an existing workdir is re-used (its
+server process (resident, VmHWM, which counts the mapped memo files' shared pages, and
+anonymous, RssAnon sampled every 0.1 s; the prefetch's worker processes apart) and the load
+average. With ``--workdir`` an existing workdir is re-used (its
 workspace and caches), so the first-draw step can be repeated without preparing again.
 """
 
@@ -47,6 +49,27 @@ def _peak_gb() -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024**2
     return float("nan")
+
+
+class _AnonPeak:
+    """The process's peak anonymous memory (RssAnon sampled every 0.1 s by a daemon thread):
+    VmHWM also counts the mapped memo files' pages (shared page cache, not the process's own)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.peak = 0
+        threading.Thread(target=self._sample, daemon=True).start()
+
+    def _sample(self) -> None:
+        while True:
+            for line in Path("/proc/self/status").read_text().splitlines():
+                if line.startswith("RssAnon:"):
+                    self.peak = max(self.peak, int(line.split()[1]))
+            time.sleep(0.1)
+
+    def gb(self) -> float:
+        return self.peak / 1024**2
 
 
 def _environment(workdir: Path) -> dict[str, str]:
@@ -138,6 +161,7 @@ def serve(pages: list[str], repeat: bool) -> None:
     start = time.perf_counter()
     import streamlit.testing.v1  # noqa: F401  (the server's own start-up, timed apart)
     startup = time.perf_counter() - start
+    anon = _AnonPeak()
     for page in pages:
         first, error = _run_page(page)
         row = {"page": page, "first_s": round(first, 3), "startup_s": round(startup, 3),
@@ -145,6 +169,7 @@ def serve(pages: list[str], repeat: bool) -> None:
         if repeat and error is None:
             row["again_s"] = round(_run_page(page)[0], 3)
         row["peak_gb"] = round(_peak_gb(), 2)
+        row["peak_anon_gb"] = round(anon.gb(), 2)
         print(json.dumps(row), flush=True)
 
 
@@ -210,6 +235,10 @@ def main() -> int:
         print(f"first visit (fits, sweep): {result['first_visit_s']} s", flush=True)
     result["fresh_server"] = [_server(workdir, [page], repeat=True)[0] for page in args.pages]
     result["load_end"] = os.getloadavg()
+    if "second_pass" in result:
+        print("first visit, peak GB (resident / anonymous) after each page: " + ", ".join(
+            f"{v['page']} {v['peak_gb']:.2f} / {v.get('peak_anon_gb', float('nan')):.2f}"
+            for v in result["first_visit"]))
     print(f"\n{'page':<12} {'first visit':>11} {'fresh server':>12} {'ratio':>6} {'new session':>11} "
           f"{'peak GB':>7}")
     for visit, fresh in zip(result["first_visit"], result["fresh_server"], strict=True):

@@ -203,3 +203,30 @@ def test_tab_file_in_key_has_one_record_per_document():
     acme = next(r for r in records if r["original_doc_id"] == "ACME_q1")
     spans = {m["span_text"] for m in acme["annotations"]["neswap"]["entity_mentions"]}
     assert {"Acme Corporation", "acme.com"} <= spans
+
+
+def test_tab_records_diffed_on_every_core_are_the_serial_ones(monkeypatch):
+    """Issue 21: the TAB diff of every document was 100 s of a 100k release's key tables on one
+    core. Past ``PARALLEL_CHARS`` the documents are diffed in two spawned workers: the same
+    records, in the same order, as diffing them here."""
+    import neswap_core.publish.annotations as annotations
+    from neswap_core.models import fit_processes
+
+    rng = np.random.default_rng(3)
+    words = ["Acme", "revenue", "grew", "Paris", "the", "margin", "Globex", "quarter", ","]
+    originals = {f"D{i}": " ".join(rng.choice(words, size=int(rng.integers(50, 400))))
+                 for i in range(24)}  # fmt: skip
+    released = {d: t.replace("Acme", "[Company Name]").replace("Paris", "Berlin")
+                for d, t in list(originals.items())[:-1]}  # one document without a release
+    pseudonyms = {d: f"P{(7 * i) % 24:02d}" for i, d in enumerate(originals)}
+    categories = {d: {"Paris": "Location"} for d in originals}
+    serial = annotations.tab_documents(originals, released, pseudonyms, categories, processes=1)
+    monkeypatch.setattr(annotations, "PARALLEL_CHARS", 1_000)
+    calls = []
+    real = fit_processes.run_in_processes
+    monkeypatch.setattr(annotations, "run_in_processes",
+                        lambda fns, n: calls.append((len(fns), n)) or real(fns, n))
+    parallel = annotations.tab_documents(originals, released, pseudonyms, categories, processes=2)
+    assert calls == [(2, 2)] and parallel == serial
+    assert [r["doc_id"] for r in serial] == sorted(pseudonyms.values())
+    assert any(r["annotations"]["neswap"]["entity_mentions"] for r in serial)
