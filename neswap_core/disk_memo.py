@@ -16,6 +16,7 @@ import os
 import pickle
 import tempfile
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from functools import lru_cache
@@ -77,9 +78,11 @@ def _feed(h, value: Any) -> None:
         raise TypeError(f"content_key cannot hash a {type(value).__name__}")
 
 
-#: Read-only arrays of at least this size have their digest remembered (``array_digest``).
+#: Read-only arrays of at least this size have their digest remembered (``array_digest``),
+#: the ``KNOWN_ARRAYS`` most recently used, by weak reference (the table keeps none alive).
 KNOWN_ARRAY_BYTES = 1 << 20
-_ARRAY_DIGESTS: OrderedDict[int, tuple[Any, str]] = OrderedDict()
+KNOWN_ARRAYS = 16
+_ARRAY_DIGESTS: OrderedDict[int, tuple[weakref.ref, str]] = OrderedDict()
 _ARRAY_LOCK = threading.Lock()
 
 
@@ -93,7 +96,7 @@ def array_digest(x: Any) -> str:
     if frozen:
         with _ARRAY_LOCK:
             hit = _ARRAY_DIGESTS.get(id(x))
-            if hit is not None and hit[0] is x:
+            if hit is not None and hit[0]() is x:
                 _ARRAY_DIGESTS.move_to_end(id(x))
                 return hit[1]
     h = hashlib.sha256(f"{x.dtype.str}{x.shape}:".encode())
@@ -109,10 +112,14 @@ def remember_array_digest(x: Any, value: str) -> None:
     memo entry's, kept with it). Arrays that may change, and small ones, are not recorded."""
     if not _immutable(x):
         return
+    try:
+        ref = weakref.ref(x)  # not kept alive by this table; a dead entry's id never hits
+    except TypeError:
+        return
     with _ARRAY_LOCK:
-        _ARRAY_DIGESTS[id(x)] = (x, value)  # holding x keeps its id from being reused
+        _ARRAY_DIGESTS[id(x)] = (ref, value)
         _ARRAY_DIGESTS.move_to_end(id(x))
-        while len(_ARRAY_DIGESTS) > 8:
+        while len(_ARRAY_DIGESTS) > KNOWN_ARRAYS:
             _ARRAY_DIGESTS.popitem(last=False)
 
 

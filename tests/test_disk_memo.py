@@ -157,6 +157,24 @@ def test_a_read_only_array_is_hashed_once_and_a_writable_one_every_time(monkeypa
     assert content_key("run", np.ascontiguousarray(x.T)) != plain
 
 
+def test_remembered_digests_keep_no_array_alive():
+    """The digests' table holds its arrays by weak reference: an array the app's memo let go
+    (155 MB at 100k) is freed, and a new array at its address is hashed, not taken for it."""
+    import gc
+    import weakref
+
+    x = np.random.default_rng(2).random((1000, 384)).astype(np.float32)
+    x.setflags(write=False)
+    first = disk_memo.array_digest(x)
+    gone = weakref.ref(x)
+    del x
+    gc.collect()
+    assert gone() is None
+    y = np.zeros((1000, 384), np.float32)
+    y.setflags(write=False)
+    assert disk_memo.array_digest(y) != first
+
+
 def test_a_mapped_memo_entry_is_read_back_with_its_arrays_digest(tmp_path, monkeypatch):
     """Issue 21: the pre-swap vectors read back by a restarted server were hashed again for
     every key of its first page (0.4 s at 100k). Kept with their digest, they are not; the
