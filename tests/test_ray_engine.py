@@ -145,3 +145,23 @@ def same_table(a: bytes, b: bytes, name: str) -> None:
                                        err_msg=f"{name}: {column}")
         else:
             assert list(left[column]) == list(right[column]), f"{name}: {column}"
+
+
+def test_a_local_rays_workers_run_at_the_callers_niceness():
+    """Ray starts its workers at nice 15: on a machine with any other busy process (CI beside
+    two CPU-bound loops) the actors got a few per cent of a core and the Ray tests ran 8-11x
+    slower than idle (the rest of the suite 2x). A local Ray's workers now run at the
+    niceness of the process that started it, as the local engine's workers do."""
+    ray = pytest.importorskip("ray")
+    import os
+
+    from neswap_core.prepare.ray_engine import connect
+
+    if ray.is_initialized():
+        ray.shutdown()
+    connect(RayOptions(num_cpus=2))
+    try:
+        niceness = ray.get(ray.remote(num_cpus=0.5)(lambda: os.nice(0)).remote())
+    finally:
+        ray.shutdown()
+    assert niceness == os.nice(0)
