@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import warnings
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,31 @@ def native_bf16(cpuinfo: str = "/proc/cpuinfo") -> bool:
     return "amx_bf16" in flags or "avx512_bf16" in flags
 
 
+class EmulatedBf16Warning(UserWarning):
+    """The bf16 backend was asked for on a CPU that emulates bfloat16 (much slower than ONNX)."""
+
+
+#: What ``benchmarks/embedding_backends.py`` measured on a CPU without bfloat16 instructions (the
+#: AMD EPYC VM without AVX-512 of 2026-12-06, one thread, 392 dev sentence groups): bf16 105.5 s,
+#: ONNX float32 10.0 s. Said in the warning so the analyst knows what the setting costs.
+EMULATED_SLOWDOWN = 10
+
+
+def warn_if_emulated(device: str = "cpu") -> None:
+    """Warn when bfloat16 would be emulated here: an explicit ``embedding_backend = "bf16"`` on a
+    CPU without AMX or AVX-512 BF16 (where "auto" picks ONNX) makes every embedding about ten
+    times slower, silently, with vectors no better than ONNX's."""
+    if device == "cpu" and not native_bf16():
+        warnings.warn(
+            'embedding_backend = "bf16" on a CPU without bfloat16 instructions (AMX or AVX-512 '
+            f"BF16): bfloat16 is emulated and MiniLM runs about {EMULATED_SLOWDOWN} times slower "
+            'than with "onnx". Set embedding_backend = "auto" to run the fastest backend that '
+            "meets the quality bar on this CPU.",
+            EmulatedBf16Warning,
+            stacklevel=3,
+        )
+
+
 class Bf16SentenceEncoder:
     """``encode(texts) -> (n, d)`` unit vectors, like a SentenceTransformer, in bfloat16.
 
@@ -70,6 +96,7 @@ class Bf16SentenceEncoder:
             ) from exc
         from .bert_forward import BertForward
 
+        warn_if_emulated(device)
         path = Path(model_path)
         torch.set_num_threads(threads or int(os.environ.get("OMP_NUM_THREADS", 0) or 1))
         self.device = device
