@@ -32,7 +32,8 @@ def documents(copies: int) -> tuple[dict[str, str], dict[str, str]]:
             doc_id = f"{name}R{r}"
             originals[doc_id] = text
             count = iter(range(10**9))
-            released[doc_id] = capital.sub(lambda m: "Globex" if next(count) % 3 == 0 else m.group(0), text)
+            released[doc_id] = capital.sub(
+                lambda m, count=count: "Globex" if next(count) % 3 == 0 else m.group(0), text)
     return originals, released
 
 

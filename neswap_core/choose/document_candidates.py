@@ -28,7 +28,7 @@ import pandas as pd
 
 from .. import mapped_pickle
 from ..config.defaults import LINEUP_COMPANIES
-from ..disk_memo import DiskMemo
+from ..disk_memo import DiskMemo, content_key
 from ..generate.document import DefenceParams, DefenceResult
 from ..generate.document_budget import DefencePrep, DocumentDefender, defend, prepare_defence
 from ..generate.document_terms import TermModel
@@ -117,7 +117,7 @@ class PrepSource:
 
 
 def _level_key(key: str, release_id: str) -> str:
-    return derived_key(key, "document level", release_id)
+    return content_key("document level", key, release_id)  # = derived_key(key, ...) of a key
 
 
 def _compact(result: DefenceResult, base: Sequence) -> tuple:
@@ -138,7 +138,8 @@ class LevelResults(Mapping):
     entry is gone is made again with every other (the same inputs give the same levels)."""
 
     def __init__(self, ids: Sequence[str], source: PrepSource) -> None:
-        self._ids, self._source, self._loaded = list(ids), source, {}
+        self._ids, self._source = list(ids), source
+        self._loaded: dict[str, DefenceResult] = {}
 
     def __getitem__(self, release_id: str) -> DefenceResult:
         if release_id not in self._loaded:
@@ -215,10 +216,11 @@ def document_candidates(ctx, config, reading_units: tuple | None = None,
     key = build_key(ctx.chunks, config, reading_units)
     levels, preps = DiskMemo(cache, BUILD_MEMO, BUILD_ENTRIES), DiskMemo(cache, PREP_MEMO, BUILD_ENTRIES)
     found, built = levels.get(key)
-    prep: PrepSource | DefencePrep = PrepSource(cache, key, ctx.chunks, config, reading_units)
+    source = PrepSource(cache, key, ctx.chunks, config, reading_units)
+    prep: PrepSource | DefencePrep = source
     if found:
         params, rows, ranked_by = built
-        results: Mapping[str, DefenceResult] = LevelResults([r["release_id"] for r in rows], prep)
+        results: Mapping[str, DefenceResult] = LevelResults([r["release_id"] for r in rows], source)
     else:
         prep_made, params, results, rows, ranked_by = _defence_levels(
             ctx.chunks, config, reading_units, progress, cache)
@@ -276,7 +278,7 @@ def _defence_levels(chunks, config, reading_units, progress, cache) -> tuple:
     return prep, params, results, rows, ranked_by
 
 
-def _measure_levels(ctx, results: dict[str, DefenceResult], progress) -> dict[str, dict]:
+def _measure_levels(ctx, results: Mapping[str, DefenceResult], progress) -> dict[str, dict]:
     """Release id -> ``measure_row`` of each level's text (its changed passages embedded)."""
     say = progress or (lambda f, m: None)
     words = total_words(ctx)
