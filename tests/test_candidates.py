@@ -94,6 +94,26 @@ def test_word_counts_count_a_swapped_name_and_a_mask():
     assert word_counts("we sold widgets", f"we sold {MASK_PLACEHOLDER}") == (2, 3)
 
 
+def test_word_counts_diff_each_pair_once_and_tell_pairs_apart(monkeypatch):
+    """The candidates share changed passages, so a pair is diffed once per process; the memo
+    is keyed by both texts, so pairs that concatenate alike are still told apart."""
+    from neswap_core.measure import release_measures
+
+    pairs = [("Acme Corp sold widgets", "Globex sold widgets"), ("we sold", "widgets now"),
+             ("we sold widgets", "now"), ("we sold\0widgets", "now"), ("we sold", "\0widgets now")]
+    expected = [word_counts(a, b) for a, b in pairs]
+    release_measures._WORD_COUNTS.clear()
+    diffs: list[int] = []
+    real = release_measures.matching_blocks
+    monkeypatch.setattr(release_measures, "matching_blocks", lambda a, b: diffs.append(1) or real(a, b))
+    assert [word_counts(a, b) for a, b in pairs * 2] == expected * 2
+    assert len(diffs) == len(pairs)  # the second pass diffed nothing
+    monkeypatch.setattr(release_measures, "WORD_COUNT_MEMO", 2)
+    release_measures._WORD_COUNTS.clear()
+    assert [word_counts(a, b) for a, b in pairs] == expected  # a full memo starts over
+    assert len(release_measures._WORD_COUNTS) <= 2
+
+
 def test_paper_rows_keep_the_sweeps_du_and_dr(ctx):
     """One table, one meaning per column: du/dr are the written draw's, du_mean/dr_mean the
     means over the draws (the paper's reported figures, the line's axes)."""

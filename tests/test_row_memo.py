@@ -78,6 +78,47 @@ def test_every_memo_of_a_process_together_is_bounded_oldest_dropped_first(monkey
     same(row_memo.transform(vectorizers[0], ASKED), vectorizers[0].transform(ASKED))  # exact again
 
 
+@pytest.mark.parametrize("vectorizer", [
+    TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True),
+    TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5)),
+    CountVectorizer(ngram_range=(1, 2)),
+])
+def test_counts_are_count_vectorizers_rows_and_kept_apart_from_the_transform(vectorizer):
+    """``counts`` gives raw counts (also of a TF-IDF vectorizer) in a memo of their own: one
+    memo for both would hand TF-IDF weights to a caller that asked for counts, or back."""
+    vectorizer.fit(TRAIN)
+    raw = CountVectorizer.transform(vectorizer, ASKED)
+    raw.sort_indices()
+    same(row_memo.transform(vectorizer, ASKED), vectorizer.transform(ASKED))
+    same(row_memo.counts(vectorizer, ASKED), raw)  # after the transform memo holds the same texts
+    same(row_memo.counts(vectorizer, ASKED[::-1]), CountVectorizer.transform(vectorizer, ASKED[::-1]))
+    same(row_memo.transform(vectorizer, ASKED), vectorizer.transform(ASKED))
+    assert row_memo.counts(vectorizer, []).shape == (0, len(vectorizer.vocabulary_))
+
+
+def test_counts_count_each_text_once_and_are_bounded_with_the_other_memos(monkeypatch):
+    calls: list[int] = []
+    vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5)).fit(TRAIN)
+    real = CountVectorizer.transform
+
+    def counted(self, texts):
+        calls.append(len(texts))
+        return real(self, texts)
+
+    monkeypatch.setattr(CountVectorizer, "transform", counted)
+    row_memo.counts(vectorizer, ASKED)
+    row_memo.counts(vectorizer, ASKED[::-1])
+    assert calls == [len(set(ASKED))]  # every distinct text counted once, the second call none
+    monkeypatch.setattr(CountVectorizer, "transform", real)
+    key = row_memo._COUNTS_KEYS[vectorizer]
+    assert row_memo._BYTES[key] > 0 and vectorizer not in row_memo._BYTES  # a memo of its own
+    row = real(vectorizer, ["Ohio stores."])
+    monkeypatch.setattr(row_memo, "MAX_TOTAL_BYTES", row_memo._BYTES[key] + row.data.nbytes + row.indices.nbytes)
+    same(row_memo.transform(vectorizer, ASKED), vectorizer.transform(ASKED))  # makes room
+    assert key not in row_memo._MEMOS  # the counts, used longest ago, went first
+    same(row_memo.counts(vectorizer, ASKED), real(vectorizer, ASKED))  # exact again
+
+
 def test_scores_from_remembered_rows_are_identical_and_the_pickle_carries_no_texts():
     from neswap_core.measure.attack import TextAttacker
 

@@ -206,8 +206,11 @@ def _fractions(members, job: DocJob) -> np.ndarray:
 
 
 #: Documents from which their scoring is shared between worker processes (fewer: one process;
-#: a worker's start, loading the defender, costs a few seconds).
-PROCESS_MIN_DOCUMENTS = 24
+#: a worker's start, loading the defender, costs a few seconds, and each worker counts its own
+#: windows: ``row_memo.counts``). Measured on the dev corpus (35 documents, AMD EPYC, 2 cores,
+#: ``benchmarks/document_plans.py``): 7.7 s in one process against 11.5 s in two; 24 before the
+#: windows were remembered, when one process took 13.5 s.
+PROCESS_MIN_DOCUMENTS = 64
 _MEMBERS: list | None = None
 
 

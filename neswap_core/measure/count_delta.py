@@ -70,6 +70,14 @@ def _counts(vectorizer, texts: Sequence[str]) -> sparse.csr_matrix:
     return x
 
 
+def _window_counts(vectorizer, windows: Sequence[str]) -> sparse.csr_matrix:
+    """``_counts`` of the windows, each distinct window counted once per process
+    (``row_memo.counts``: a type's windows recur in every passage and document that has it)."""
+    from . import row_memo
+
+    return row_memo.counts(vectorizer, windows)
+
+
 def raw_counts(vectorizer, texts: Sequence[str]) -> sparse.csr_matrix:
     """The counts ``edited_counts`` starts from: ``CountVectorizer.transform`` of ``texts``."""
     return _counts(vectorizer, texts)
@@ -181,7 +189,7 @@ def _window_changes(vectorizer, texts: Sequence[str], edits: Sequence[tuple[int,
             sign += [-1.0, 1.0]
     if not windows:
         return None
-    w = _counts(vectorizer, windows)
+    w = _window_counts(vectorizer, windows)
     agg = sparse.csr_matrix((np.asarray(sign, dtype=w.dtype if w.dtype.kind == "f" else np.int64),
                              (owner, np.arange(len(windows)))), shape=(len(edits), len(windows)))
     return agg, w

@@ -12,6 +12,7 @@ sequences before and after (difflib without its junk heuristic, linear on long c
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,12 +26,30 @@ from .utility import UtilityBaseline, data_utility, utility_deltas
 _WORD = re.compile(r"\w+")
 
 
+#: Pairs of texts whose ``word_counts`` a process remembers (by a 16-byte digest of the pair;
+#: about 0.1 kB each): the candidates of a run share most of their changed passages (the
+#: document defence's levels nest, a plan's stages accumulate), so on the 10k synthetic corpus
+#: 108,182 diffs were 35,036 distinct pairs (issue 21). Past the bound the memo starts over.
+WORD_COUNT_MEMO = 200_000
+_WORD_COUNTS: dict[bytes, tuple[int, int]] = {}
+
+
 def word_counts(before: str, after: str) -> tuple[int, int]:
     """(words of ``before`` kept unchanged in ``after``, words of ``before``)."""
+    first = before.encode("utf-8", "surrogatepass")
+    pair = hashlib.blake2b(len(first).to_bytes(8, "little"), digest_size=16)
+    pair.update(first)
+    pair.update(after.encode("utf-8", "surrogatepass"))
+    key = pair.digest()
+    known = _WORD_COUNTS.get(key)
+    if known is not None:
+        return known
     a, b = _WORD.findall(before), _WORD.findall(after)
-    if a == b:
-        return len(a), len(a)
-    return sum(size for _, _, size in matching_blocks(a, b)), len(a)
+    counted = (len(a), len(a)) if a == b else (sum(size for _, _, size in matching_blocks(a, b)), len(a))
+    if len(_WORD_COUNTS) >= WORD_COUNT_MEMO:
+        _WORD_COUNTS.clear()
+    _WORD_COUNTS[key] = counted
+    return counted
 
 
 @dataclass(frozen=True)
