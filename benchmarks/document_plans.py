@@ -12,7 +12,10 @@ three ways:
 1. the anchor: every changed passage re-vectorised whole (``Family.edited_scores``' fallback,
    which the library used before ``measure/count_delta``), one process;
 2. changed words only (``measure.count_delta``), one process;
-3. changed words only, documents shared between worker processes (the default).
+3. changed words only, documents shared between worker processes (the default; one process
+   below ``PROCESS_MIN_DOCUMENTS`` documents, as on dev).
+
+Each way starts with this process's row memos empty (``measure/row_memo.py``).
 
 Prints wall and CPU seconds of each (children included), the ratios to the anchor, and checks
 that the three give the same plans to the last bit. Embeddings and the reading come from the
@@ -88,7 +91,12 @@ def main() -> int:
           f"{len(defender.members_)} defender members; set-up {time.perf_counter() - start:.0f} s; "
           f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
+    from neswap_core.measure import row_memo
+
     def timed(processes: int | None) -> tuple[dict, float, float]:
+        with row_memo._LOCK:  # every way starts with cold row memos (counts and rows)
+            row_memo._MEMOS.clear()
+            row_memo._BYTES.clear()
         wall, cpu = time.perf_counter(), _cpu()
         plans = document_plans(ctx.chunks, prep.docs, defender, rival, prep.fills,
                                n_candidates=settings.document_candidates, min_z=settings.document_min_z,

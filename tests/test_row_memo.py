@@ -96,9 +96,12 @@ def test_counts_are_count_vectorizers_rows_and_kept_apart_from_the_transform(vec
     assert row_memo.counts(vectorizer, []).shape == (0, len(vectorizer.vocabulary_))
 
 
-def test_counts_count_each_text_once_and_are_bounded_with_the_other_memos(monkeypatch):
+def test_a_text_is_counted_once_for_both_its_counts_and_its_weights(monkeypatch):
+    """A TF-IDF vectorizer's memo holds counts and weights them per call, as its transform does
+    after counting: the defence asks for a passage's rows and then for its counts, and counting
+    it twice was a sixth of its scoring (issue 21)."""
     calls: list[int] = []
-    vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5)).fit(TRAIN)
+    vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True).fit(TRAIN)
     real = CountVectorizer.transform
 
     def counted(self, texts):
@@ -106,17 +109,25 @@ def test_counts_count_each_text_once_and_are_bounded_with_the_other_memos(monkey
         return real(self, texts)
 
     monkeypatch.setattr(CountVectorizer, "transform", counted)
-    row_memo.counts(vectorizer, ASKED)
-    row_memo.counts(vectorizer, ASKED[::-1])
-    assert calls == [len(set(ASKED))]  # every distinct text counted once, the second call none
+    same(row_memo.counts(vectorizer, ASKED), real(vectorizer, ASKED))
+    same(row_memo.transform(vectorizer, ASKED[::-1]), TfidfVectorizer.transform(vectorizer, ASKED[::-1]))
+    same(row_memo.counts(vectorizer, ASKED[:3]), real(vectorizer, ASKED[:3]))
+    assert calls == [len(set(ASKED)), len(ASKED)]  # the memo's one count; the reference transform's
     monkeypatch.setattr(CountVectorizer, "transform", real)
+    assert vectorizer not in row_memo._COUNTS_KEYS  # one memo, the vectorizer's own
+
+
+def test_a_vectorizer_with_its_own_transform_keeps_its_counts_apart():
+    class Doubled(CountVectorizer):
+        def transform(self, raw_documents):
+            return super().transform(raw_documents) * 2
+
+    vectorizer = Doubled().fit(TRAIN)
+    same(row_memo.transform(vectorizer, ASKED), vectorizer.transform(ASKED))
+    same(row_memo.counts(vectorizer, ASKED), CountVectorizer.transform(vectorizer, ASKED))
+    same(row_memo.transform(vectorizer, ASKED), vectorizer.transform(ASKED))
     key = row_memo._COUNTS_KEYS[vectorizer]
-    assert row_memo._BYTES[key] > 0 and vectorizer not in row_memo._BYTES  # a memo of its own
-    row = real(vectorizer, ["Ohio stores."])
-    monkeypatch.setattr(row_memo, "MAX_TOTAL_BYTES", row_memo._BYTES[key] + row.data.nbytes + row.indices.nbytes)
-    same(row_memo.transform(vectorizer, ASKED), vectorizer.transform(ASKED))  # makes room
-    assert key not in row_memo._MEMOS  # the counts, used longest ago, went first
-    same(row_memo.counts(vectorizer, ASKED), real(vectorizer, ASKED))  # exact again
+    assert row_memo._BYTES[key] > 0 and row_memo._BYTES[vectorizer] > 0
 
 
 def test_scores_from_remembered_rows_are_identical_and_the_pickle_carries_no_texts():

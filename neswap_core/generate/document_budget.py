@@ -206,11 +206,10 @@ def _fractions(members, job: DocJob) -> np.ndarray:
 
 
 #: Documents from which their scoring is shared between worker processes (fewer: one process;
-#: a worker's start, loading the defender, costs a few seconds, and each worker counts its own
-#: windows: ``row_memo.counts``). Measured on the dev corpus (35 documents, AMD EPYC, 2 cores,
-#: ``benchmarks/document_plans.py``): 7.7 s in one process against 11.5 s in two; 24 before the
-#: windows were remembered, when one process took 13.5 s.
-PROCESS_MIN_DOCUMENTS = 64
+#: a worker's start, loading the defender, costs a few seconds). On the dev corpus (35
+#: documents, 2 cores, ``benchmarks/document_plans.py``, every memo cold): 7.5 s in two
+#: processes against 11.1 s in one.
+PROCESS_MIN_DOCUMENTS = 24
 _MEMBERS: list | None = None
 
 

@@ -79,8 +79,12 @@ def _window_counts(vectorizer, windows: Sequence[str]) -> sparse.csr_matrix:
 
 
 def raw_counts(vectorizer, texts: Sequence[str]) -> sparse.csr_matrix:
-    """The counts ``edited_counts`` starts from: ``CountVectorizer.transform`` of ``texts``."""
-    return _counts(vectorizer, texts)
+    """The counts ``edited_counts`` starts from: ``CountVectorizer.transform`` of ``texts``,
+    remembered with the vectorizer's rows (``row_memo.counts``: the defence scores a document's
+    passages with ``transform`` and then edits them from these counts)."""
+    from . import row_memo
+
+    return row_memo.counts(vectorizer, texts)
 
 
 def _windows(text: str, spans: list[Span], context: int, tokens) -> list[tuple[int, int]]:

@@ -60,14 +60,31 @@ def _make_room(vectorizer, incoming: int) -> None:
 
 def transform(vectorizer, texts: Sequence[str]) -> sparse.csr_matrix:
     """``vectorizer.transform(texts)`` as CSR, each distinct text transformed once per process
-    (thread-safe: one caller at a time)."""
-    with _LOCK:
-        return _transform(vectorizer, [str(t) for t in texts])
+    (thread-safe: one caller at a time). A scikit-learn count or TF-IDF vectorizer keeps the
+    counts (``counts``) and weights them on each call, which is what its ``transform`` does
+    after counting, row by row: the same floats, and one memo for its rows and its counts."""
+    texts = [str(t) for t in texts]
+    if not texts or not _counted(vectorizer):
+        with _LOCK:
+            return _transform(vectorizer, texts)
+    rows = counts(vectorizer, texts)  # a new array each call: weighting it in place is safe
+    tfidf = getattr(vectorizer, "_tfidf", None)
+    return rows if tfidf is None else sparse.csr_matrix(tfidf.transform(rows, copy=False))
+
+
+def _counted(vectorizer) -> bool:
+    """Whether ``vectorizer.transform`` is scikit-learn's own count (``CountVectorizer``) or
+    count-then-weight (``TfidfVectorizer``), not a subclass's."""
+    from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+
+    kind = getattr(type(vectorizer), "transform", None)
+    return kind is CountVectorizer.transform or kind is TfidfVectorizer.transform
 
 
 class _CountsKey:
-    """The key of a vectorizer's second memo, its raw counts (``counts``): it holds no reference
-    to the vectorizer, so the memo goes when the vectorizer does."""
+    """The key of the counts memo of a vectorizer whose ``transform`` is not a count
+    (``counts``): it holds no reference to the vectorizer, so the memo goes when the vectorizer
+    does."""
 
     __slots__ = ("__weakref__",)
 
@@ -83,16 +100,20 @@ def counts(vectorizer, texts: Sequence[str]) -> sparse.csr_matrix:
     (``measure.count_delta``'s windows) under each member of its defender; on the dev corpus
     one in 5 of the word model's windows and one in 9 of the character model's are new texts
     (the same type's window recurs in each passage and document that has it), and counting
-    them was three quarters of the defence's scoring (issue 21). Bounded as ``transform``'s
-    memo is, with which it shares ``MAX_TOTAL_BYTES``."""
+    them was three quarters of the defence's scoring (issue 21). Kept under the vectorizer with
+    its ``transform`` rows when those are weighted counts (``_counted``), else apart; bounded
+    as every memo is."""
     from sklearn.feature_extraction.text import CountVectorizer
 
     if not len(texts):
         return sparse.csr_matrix(CountVectorizer.transform(vectorizer, []))
     with _LOCK:
-        key = _COUNTS_KEYS.get(vectorizer)
-        if key is None:
-            key = _COUNTS_KEYS[vectorizer] = _CountsKey()
+        if _counted(vectorizer):
+            key = vectorizer
+        else:
+            key = _COUNTS_KEYS.get(vectorizer)
+            if key is None:
+                key = _COUNTS_KEYS[vectorizer] = _CountsKey()
         return _transform(vectorizer, [str(t) for t in texts], key,
                           lambda new: CountVectorizer.transform(vectorizer, new))
 
