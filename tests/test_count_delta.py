@@ -228,3 +228,30 @@ sys.exit(0)  # a spawned worker re-running this exits here, before reading its s
     assert out.returncode == 0, out.stderr[-2000:]
     line = out.stdout.strip().splitlines()[-1].split()
     assert int(line[2]) > 500_000 and line[-1] == "4"  # far more than a pipe holds; every call  # bigger than a pipe's buffer; every document
+
+
+def test_members_that_cut_words_alike_share_the_windows_and_still_count_their_own(passages, monkeypatch):
+    """The defence scores one document's edits under each member in turn: members that cut
+    words alike (two halves' word models; character models and unigram models, which widen by
+    no token) cut the windows once; a bigram model and a trigram model cut their own. Every
+    member's changes stay exactly the replaced texts' counts minus the passages'."""
+    rng = np.random.default_rng(7)
+    edits = random_edits(passages, rng, 40)
+    members = [TfidfVectorizer(ngram_range=(1, 2)).fit(passages[::2]),
+               TfidfVectorizer(ngram_range=(1, 2)).fit(passages[1::2]),
+               TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5)).fit(passages),
+               CountVectorizer(ngram_range=(1, 1)).fit(passages),
+               TfidfVectorizer(ngram_range=(1, 3)).fit(passages)]
+    cuts: list[int] = []
+    real = count_delta._windows
+    monkeypatch.setattr(count_delta, "_windows", lambda *a: cuts.append(1) or real(*a))
+    for v in members:
+        got = count_delta.count_changes(v, passages, edits).toarray()
+        replaced = [count_delta.replaced_text(passages[i], spans) for i, spans in edits]
+        want = (CountVectorizer.transform(v, replaced) - CountVectorizer.transform(v, [passages[i] for i, _ in edits]))
+        np.testing.assert_array_equal(got, want.toarray())
+    # windows cut for: the first bigram model, the character model (its own cut), the unigram
+    # model (the character model's cut again), the trigram model
+    assert len(cuts) == 3 * len(edits)
+    count_delta.count_changes(members[0], list(passages), edits)  # other texts: cut again
+    assert len(cuts) == 4 * len(edits)

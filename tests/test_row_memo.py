@@ -101,7 +101,7 @@ def test_a_text_is_counted_once_for_both_its_counts_and_its_weights(monkeypatch)
     after counting: the defence asks for a passage's rows and then for its counts, and counting
     it twice was a sixth of its scoring (issue 21)."""
     calls: list[int] = []
-    vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True).fit(TRAIN)
+    vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True).fit(TRAIN)
     real = CountVectorizer.transform
 
     def counted(self, texts):
@@ -115,6 +115,42 @@ def test_a_text_is_counted_once_for_both_its_counts_and_its_weights(monkeypatch)
     assert calls == [len(set(ASKED)), len(ASKED)]  # the memo's one count; the reference transform's
     monkeypatch.setattr(CountVectorizer, "transform", real)
     assert vectorizer not in row_memo._COUNTS_KEYS  # one memo, the vectorizer's own
+
+
+#: Texts where a word-by-word reading could go wrong: Greek capitals whose lower case depends
+#: on the end of the word (final sigma), a capital whose lower case is two characters, every
+#: kind of whitespace, empty and blank texts, punctuation stuck to words.
+ODD = ["ΟΔΟΣ ΣΟΦΟΣ ΣΣ Σ.", "İstanbul  İİ\u00a0x\u2003yz\tq\nr", "Hello  World,hello", "", "   ",
+       "a", "ß STRASSE ǅ ǆ", "Revenue grew 12% (ex-FX) in Q3.", "ΟΔΟΣ\u00a0ΣΟΦΟΣ"]
+
+
+@pytest.mark.parametrize("vectorizer", [
+    TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True),
+    TfidfVectorizer(analyzer="char_wb", ngram_range=(1, 3), lowercase=False),
+    CountVectorizer(analyzer="char_wb", ngram_range=(2, 4)),
+])
+def test_character_counts_are_the_sums_of_their_words_counts_exactly(vectorizer, monkeypatch):
+    """A ``char_wb`` model's counts are summed from its words' (row_memo._word_sums): the same
+    integers as its own count, each distinct word counted once (issue 21)."""
+    vectorizer.fit(TRAIN + ODD)
+    asked = ODD + ASKED + [t.upper() for t in ASKED]
+    expected_counts = CountVectorizer.transform(vectorizer, asked)
+    expected_counts.sort_indices()
+    counted: list[str] = []
+    real = CountVectorizer.transform
+
+    def spy(self, texts):
+        counted.extend(texts)
+        return real(self, texts)
+
+    monkeypatch.setattr(CountVectorizer, "transform", spy)
+    same(row_memo.counts(vectorizer, asked), expected_counts)
+    assert set(counted) <= {w for t in asked for w in t.split()}  # words, never whole texts
+    assert len(counted) == len(set(counted))  # each once
+    monkeypatch.setattr(CountVectorizer, "transform", real)
+    same(row_memo.transform(vectorizer, asked[::-1]), vectorizer.transform(asked[::-1]))
+    binary = CountVectorizer(analyzer="char_wb", ngram_range=(2, 3), binary=True).fit(TRAIN)
+    same(row_memo.counts(binary, asked), binary.transform(asked))  # clipped: counted whole
 
 
 def test_a_vectorizer_with_its_own_transform_keeps_its_counts_apart():

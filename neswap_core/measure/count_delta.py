@@ -20,6 +20,7 @@ stripping, a custom tokenizer) is handed the replaced texts whole.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -174,12 +175,39 @@ def count_changes(vectorizer, texts: Sequence[str],
 def _window_changes(vectorizer, texts: Sequence[str], edits: Sequence[tuple[int, Sequence[Span]]]):
     """(agg, w): the counts ``w`` of every edit's windows before (−) and after (+), and ``agg``
     (edits × windows, ±1) that sums them per edit; None when no edit has a window."""
+    windows, owner, sign = _edit_windows(vectorizer, texts, edits)
+    if not windows:
+        return None
+    w = _window_counts(vectorizer, windows)
+    agg = sparse.csr_matrix((np.asarray(sign, dtype=w.dtype if w.dtype.kind == "f" else np.int64),
+                             (owner, np.arange(len(windows)))), shape=(len(edits), len(windows)))
+    return agg, w
+
+
+#: The windows last cut, per thread: the document defence scores the same passages and edits
+#: under each member of its defender in turn (two halves × word, character and retrieval
+#: models), and members that read words alike cut the same windows (issue 21).
+_LAST = threading.local()
+
+
+def _edit_windows(vectorizer, texts: Sequence[str], edits: Sequence[tuple[int, Sequence[Span]]]
+                  ) -> tuple[list[str], list[int], list[float]]:
+    """Every edit's windows, before and after (``windows``), the edit each belongs to
+    (``owner``) and its sign (−1 before, +1 after); the last call's lists again when ``texts``
+    and ``edits`` are the same objects and the vectorizer cuts words alike."""
     if vectorizer.analyzer == "word":
-        pre, tok = vectorizer.build_preprocessor(), vectorizer.build_tokenizer()
         context = vectorizer.ngram_range[1] - 1
-        tokens = (lambda w: tok(pre(w))) if context else (lambda w: ())
+        cut = ("word", context, vectorizer.token_pattern, vectorizer.lowercase) if context else ("word", 0)
     else:
-        context, tokens = 0, (lambda w: ())
+        context, cut = 0, ("word", 0)  # char_wb: the touched words only, as a unigram model
+    last = getattr(_LAST, "windows", None)
+    if last is not None and last[0] is texts and last[1] is edits and last[2] == cut:
+        return last[3]
+    if context:
+        pre, tok = vectorizer.build_preprocessor(), vectorizer.build_tokenizer()
+        tokens = lambda w: tok(pre(w))  # noqa: E731
+    else:
+        tokens = lambda w: ()  # noqa: E731
     windows: list[str] = []
     owner: list[int] = []
     sign: list[float] = []
@@ -191,9 +219,5 @@ def _window_changes(vectorizer, texts: Sequence[str], edits: Sequence[tuple[int,
             windows += [text[a:b], replaced_text(text[a:b], inside)]
             owner += [k, k]
             sign += [-1.0, 1.0]
-    if not windows:
-        return None
-    w = _window_counts(vectorizer, windows)
-    agg = sparse.csr_matrix((np.asarray(sign, dtype=w.dtype if w.dtype.kind == "f" else np.int64),
-                             (owner, np.arange(len(windows)))), shape=(len(edits), len(windows)))
-    return agg, w
+    _LAST.windows = (texts, edits, cut, (windows, owner, sign))  # holds both: ids never reused
+    return windows, owner, sign
