@@ -223,7 +223,9 @@ class DiskMemo:
             old.unlink(missing_ok=True)
 
     def get_or_compute(self, key: str | None, compute: Callable[[], T]) -> T:
-        """The value kept under ``key``, else ``compute()`` kept there (``key`` None: compute)."""
+        """The value kept under ``key``, else ``compute()`` kept there (``key`` None: compute).
+        A ``mapped`` memo hands a computed value back as a warm run reads it, its arrays mapped
+        from the entry just written (the computed copy is let go: issue 21's memory at 100k)."""
         if key is not None:
             found, value = self.get(key)
             if found:
@@ -231,4 +233,8 @@ class DiskMemo:
         value = compute()
         if key is not None:
             self.put(key, value)
+            if self.mapped:
+                found, kept = self.get(key)
+                if found:
+                    return kept
         return value

@@ -153,6 +153,65 @@ def test_a_second_build_reads_the_pre_release_scores_and_measures_alike(setup, t
     assert len(whole) >= 4 and third[READING].log_proba_.shape[0] == len(chunks) - 1
 
 
+def _large_arrays(obj, seen=None, floor: int = 4096):
+    """Every numpy array of ``floor`` bytes or more in ``obj``'s attributes, containers and
+    sparse matrices."""
+    import scipy.sparse as sp
+
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        return [obj] if obj.nbytes >= floor and obj.dtype != object else []
+    if sp.issparse(obj):
+        return [a for a in (obj.data, obj.indices, obj.indptr) if a.nbytes >= floor]
+    if isinstance(obj, dict):
+        items = list(obj.values())
+    elif isinstance(obj, (list, tuple)):
+        items = list(obj)
+    elif hasattr(obj, "__dict__") and not isinstance(obj, type):  # not a per-process product
+        items = [v for k, v in vars(obj).items() if k != "_by_term"]  # (measure.panel._by_term)
+    else:
+        return []
+    return [a for item in items for a in _large_arrays(item, seen, floor)]
+
+
+def _mapped(x: np.ndarray) -> bool:
+    import mmap
+
+    base = x
+    while isinstance(base, np.ndarray) and base.base is not None:
+        base = base.base
+    return isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap)
+
+
+def test_a_cold_build_holds_the_attackers_arrays_mapped_and_measures_alike(setup, tmp_path):
+    """Issue 21 (memory at 100,000 passages): the in-corpus attacker and the panel, fitted in a
+    cold run with a cache folder, are handed on as a warm run reads them, their arrays mapped
+    from the cache files (not this process's own memory: 2.7 GB at 100k), and measure every
+    release exactly as the same attackers kept nowhere."""
+    attacker, chunks, embed = setup
+    families = ("word", "char", "embedding", "retrieval")
+    vectors = embed([c.text for c in chunks])
+    cold = build_scorers(chunks, attacker, in_corpus=True, families=families, embed=embed,
+                         vectors=vectors, cache_dir=str(tmp_path))  # fmt: skip
+    kept_nowhere = build_scorers(chunks, attacker, in_corpus=True, families=families, embed=embed,
+                                 vectors=vectors, cache_dir=None)  # fmt: skip
+    for name in (IN_CORPUS, "char", "embedding", "retrieval"):
+        model = cold[name].attacker
+        arrays = _large_arrays(model.family if name != IN_CORPUS else model)
+        assert arrays and all(_mapped(a) and not a.flags.writeable for a in arrays), name
+        assert not any(_mapped(a) for a in _large_arrays(
+            kept_nowhere[name].attacker.family if name != IN_CORPUS else kept_nowhere[name].attacker))
+    changed = _changed(chunks)
+    for name in kept_nowhere:
+        np.testing.assert_array_equal(cold[name].log_proba_, kept_nowhere[name].log_proba_)
+        a, b = cold[name].score(changed), kept_nowhere[name].score(changed)
+        assert (a.chunk_top1, a.document_accuracy, a.chunk_top5) == (b.chunk_top1, b.document_accuracy,
+                                                                     b.chunk_top5), name  # fmt: skip
+
+
 def test_without_a_reading_the_in_corpus_attacker_is_primary(setup):
     _, chunks, _ = setup
     scorers = build_scorers(chunks, None, families=("word", "char"))

@@ -32,6 +32,15 @@ def sample_reading(n_docs: int = 4):
     return load_uploaded(files, protect="company")
 
 
+def _mapped(x: np.ndarray) -> bool:
+    """Whether ``x`` is a view of a memory-mapped file (``mapped_pickle``)."""
+    import mmap
+
+    while isinstance(x, np.ndarray) and x.base is not None:
+        x = x.base
+    return isinstance(x, memoryview) and isinstance(x.obj, mmap.mmap)
+
+
 def test_a_fitted_reading_is_read_back_and_a_changed_one_refitted(tmp_path, monkeypatch):
     reading, corpus = sample_reading(), load_corpus(SAMPLE, protect="company")
     chunks = [Chunk("a#0", "a", 0, "Sales rose. Margins held. We thank you.", "Acme")]
@@ -100,6 +109,11 @@ def test_fitted_in_the_background_it_is_the_attacker_fitted_here(tmp_path, monke
     assert fitted is pending.fitted()  # waited for once
     np.testing.assert_array_equal(fitted.model_.coef_, here.model_.coef_)
     assert list((tmp_path / "reading").glob("attacker_*.pkl"))  # kept by the worker
+    # and read back from there, its arrays mapped (issue 21: not a copy through the pipe)
+    assert _mapped(fitted.model_.coef_) and not _mapped(here.model_.coef_)
+    pending_here = reading_attacker(reading, chunks, corpus, cache_dir=tmp_path / "here")
+    assert _mapped(pending_here.model_.coef_)  # fitted here with a cache: mapped as well
+    np.testing.assert_array_equal(pending_here.model_.coef_, here.model_.coef_)
     again = reading_attacker(reading, chunks, corpus, cache_dir=tmp_path, background=True)
     assert not isinstance(again, ReadingInBackground)  # read back, no worker
     monkeypatch.setattr(fit_processes, "MIN_TEXTS", 0)

@@ -19,18 +19,18 @@ Decisions where SPEC is silent:
   a hash of everything it reads (the reading with the corpus's executives, the unit size, C,
   the seed, the scikit-learn and neswap versions): a warm re-run of a release reads it back
   instead of cleaning the reading again (NER over ~5k passages) and refitting (47 s on dev).
+  Its arrays are read back memory-mapped (``mapped_pickle``), in the run that fits it too.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
-from .. import fast_unpickle
+from .. import mapped_pickle
 from ..config.defaults import LINEUP_COMPANIES
 from ..corpus import Chunk, Corpus
 from ..models.fit_processes import MIN_TEXTS, InBackground
@@ -85,15 +85,38 @@ def reading_attacker(
     lineup = effective_size(len({reading.protected_value(d) for d in reading.documents}), lineup)
     path = _cache_path(cache_dir, with_company_executives(reading, corpus), size, C, random_state, lineup)
     if path is not None and path.is_file():
-        try:
-            return fast_unpickle.loads(path.read_bytes())
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
-            pass  # a damaged or outdated cache file is refitted
+        kept = _kept(path)
+        if kept is not None:
+            return kept
     units = reading_units(reading, size, corpus, cache_dir)
     fit = partial(_fitted, units, size, lineup, C, random_state, path)
     if background:
-        return ReadingInBackground(units, size, InBackground(fit, start=len(units[0]) >= MIN_TEXTS))
-    return fit()
+        pending = InBackground(partial(_kept_only, fit, path), start=len(units[0]) >= MIN_TEXTS)
+        return ReadingInBackground(units, size, pending, fit, path)
+    return _read_back(fit(), path)
+
+
+def _kept_only(fit, path: Path | None) -> TextAttacker | None:
+    """``fit()`` in a worker: None once it is kept at ``path`` (this process reads it back
+    mapped instead of receiving a copy through the pipe), else the attacker itself."""
+    attacker = fit()
+    return None if path is not None and path.is_file() else attacker
+
+
+def _kept(path: Path) -> TextAttacker | None:
+    """The attacker kept at ``path``, its arrays memory-mapped; None when it cannot be read (a
+    damaged or outdated file is refitted)."""
+    try:
+        return mapped_pickle.load(path)
+    except (OSError, ValueError, pickle.UnpicklingError, EOFError, AttributeError):
+        return None
+
+
+def _read_back(attacker: TextAttacker, path: Path | None) -> TextAttacker:
+    """``attacker`` as a warm run reads it (arrays mapped from ``path``: the page cache's, not
+    this process's own memory; issue 21), or itself when it was not kept."""
+    kept = None if path is None else _kept(path)
+    return attacker if kept is None else kept
 
 
 def _fitted(units: tuple[list[str], list[str], list[str]], size: int, lineup: int | None, C: float,
@@ -105,10 +128,11 @@ def _fitted(units: tuple[list[str], list[str], list[str]], size: int, lineup: in
     attacker.n_units_ = len(texts)
     attacker.units_ = (texts, labels, ids)  # the panel and the document defence fit on them
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.{id(attacker)}.tmp")
-        tmp.write_bytes(pickle.dumps(attacker))
-        tmp.replace(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            mapped_pickle.dump(attacker, path)  # atomic: a temporary file, then a rename
+        except OSError:
+            pass  # a full or read-only disk: nothing is kept, the run goes on
     return attacker
 
 
@@ -118,14 +142,23 @@ class ReadingInBackground:
     runs meanwhile; ``fitted()`` waits for the attacker, the same bits as fitted here (below
     ``MIN_TEXTS`` units it is fitted here when asked for)."""
 
-    def __init__(self, units: tuple[list[str], list[str], list[str]], size: int, pending: InBackground):
+    def __init__(self, units: tuple[list[str], list[str], list[str]], size: int, pending: InBackground,
+                 fit=None, path: Path | None = None):
         self.units_, self.unit_sentences_, self.n_units_ = units, size, len(units[0])
         self._pending = pending
+        self._fit, self._path = fit, path  # kept at ``path`` by the worker: read back mapped
         self._attacker: TextAttacker | None = None
 
     def fitted(self) -> TextAttacker:
         if self._attacker is None:
-            self._attacker = self._pending.result()
+            done = self._pending.result()
+            if done is None:  # kept by the worker; else (a cache cleared meanwhile) fitted here
+                assert self._path is not None and self._fit is not None
+                done = _kept(self._path)
+                done = _read_back(self._fit(), self._path) if done is None else done
+            else:
+                done = _read_back(done, self._path)
+            self._attacker = done
         assert self._attacker is not None
         return self._attacker
 
@@ -136,8 +169,9 @@ def fitted_reading(reading):
     return reading.fitted() if isinstance(reading, ReadingInBackground) else reading
 
 
-#: Bump when the reading's cleaning or units change meaning, so old cache files are not read.
-READING_CACHE_FORMAT = 1
+#: Bump when the reading's cleaning or units change meaning, or the file's layout (2: a
+#: ``mapped_pickle``), so old cache files are not read.
+READING_CACHE_FORMAT = 2
 
 
 def _cache_path(cache_dir, reading: Corpus, size: int, C: float, random_state,
