@@ -110,6 +110,7 @@ def main() -> int:
             stage_of_peak = stage
         at += 0.0 if stage.startswith("prefetch ") else seconds
     print(f"peak anonymous memory {peak_anon[1]:.0f} s into run_release, in: {stage_of_peak}")
+    print(_protection(result.candidates.table, result.choice.release_id), flush=True)
     if args.write:
         from neswap_core.publish.writer import write_release
 
@@ -118,6 +119,21 @@ def main() -> int:
         print(f"write {time.perf_counter() - start:.1f} s; peak {_status('VmHWM'):.2f} GB resident; load "
               f"{'/'.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
     return 0
+
+
+def _protection(table, release_id: str) -> str:
+    """The chosen release's measured figures, each attacker's share of passages and documents
+    named (``chunk_accuracy.<member>``) and words kept: whether the release protects."""
+    rows = table[table["release_id"] == release_id] if "release_id" in table else table.iloc[:0]
+    if rows.empty:
+        return f"{release_id}: not in the candidate table"
+    row = rows.iloc[0]
+    members = sorted(c.split(".", 1)[1] for c in table.columns if c.startswith("chunk_accuracy."))
+    parts = [f"{m} {row[f'chunk_accuracy.{m}']:.3f} / {row.get(f'document_accuracy.{m}', float('nan')):.3f}"
+             for m in members]  # fmt: skip
+    head = ", ".join(f"{k} {float(row[k]):.3f}" for k in ("chunk_accuracy", "document_accuracy",
+                                                         "words_unchanged", "du", "chance") if k in row)  # fmt: skip
+    return f"released {release_id}: {head}\n  passages / documents named: " + "; ".join(parts)
 
 
 if __name__ == "__main__":
