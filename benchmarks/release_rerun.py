@@ -88,10 +88,12 @@ def main() -> int:
     print(f"{len(prepared.chunks):,} chunks; preparation and reading back in "
           f"{time.perf_counter() - start:.1f} s", flush=True)
     peak_anon = [0.0, 0.0]  # GB, seconds into run_release when reached
+    samples: list[tuple[float, float]] = []  # (seconds into run_release, anonymous GB)
 
     def sample() -> None:
         while True:
             anon = _status("RssAnon")
+            samples.append((time.perf_counter() - start, anon))
             if anon > peak_anon[0]:
                 peak_anon[:] = [anon, time.perf_counter() - start]
             time.sleep(0.2)
@@ -105,10 +107,12 @@ def main() -> int:
           f"resident, {peak_anon[0]:.2f} GB anonymous; load {'/'.join(f'{x:.1f}' for x in os.getloadavg())}")
     at, stage_of_peak = 0.0, "after the stages"
     for stage, seconds in result.timings.get("release", {}).items():
-        print(f"  {stage:20s} {seconds:8.1f} s")
-        if not stage.startswith("prefetch ") and at <= peak_anon[1] < at + seconds:
+        inner = stage.startswith("prefetch ")  # a part of the prefetch, not a stage of its own
+        held = [gb for t, gb in list(samples) if at <= t < at + seconds] if not inner else []
+        print(f"  {stage:20s} {seconds:8.1f} s" + (f"   peak anonymous {max(held):.2f} GB" if held else ""))
+        if not inner and at <= peak_anon[1] < at + seconds:
             stage_of_peak = stage
-        at += 0.0 if stage.startswith("prefetch ") else seconds
+        at += 0.0 if inner else seconds
     print(f"peak anonymous memory {peak_anon[1]:.0f} s into run_release, in: {stage_of_peak}")
     print(_protection(result.candidates.table, result.choice.release_id), flush=True)
     if args.write:

@@ -236,5 +236,7 @@ class DiskMemo:
             if self.mapped:
                 found, kept = self.get(key)
                 if found:
+                    del value
+                    mapped_pickle.give_back_freed_memory()
                     return kept
         return value

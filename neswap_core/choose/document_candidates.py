@@ -195,7 +195,10 @@ def fitted_defender(units: tuple, random_state: int, cache_dir: Path | None,
         return defender
     path.parent.mkdir(parents=True, exist_ok=True)
     mapped_pickle.dump(defender, path)
-    return mapped_pickle.load(path)  # its arrays mapped, as a warm run reads them
+    kept = mapped_pickle.load(path)  # its arrays mapped, as a warm run reads them
+    del defender
+    mapped_pickle.give_back_freed_memory()
+    return kept
 
 
 def document_candidates(ctx, config, reading_units: tuple | None = None,

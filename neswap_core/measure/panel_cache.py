@@ -85,4 +85,6 @@ def fitted_panel(texts: Sequence[str], labels: Sequence[str], doc_ids: Sequence[
     except OSError:  # a full or read-only disk: this run goes on with the fitted panel
         return panel
     kept.loaded_from_cache_, kept.cache_seconds_ = False, panel.cache_seconds_
+    del panel, vectors
+    mapped_pickle.give_back_freed_memory()
     return kept  # its arrays mapped, as a warm run reads them (the fitted copy is let go)

@@ -93,7 +93,9 @@ def reading_attacker(
     if background:
         pending = InBackground(partial(_kept_only, fit, path), start=len(units[0]) >= MIN_TEXTS)
         return ReadingInBackground(units, size, pending, fit, path)
-    return _read_back(fit(), path)
+    attacker = _read_back(fit(), path)
+    mapped_pickle.give_back_freed_memory()
+    return attacker
 
 
 def _kept_only(fit, path: Path | None) -> TextAttacker | None:
@@ -116,7 +118,10 @@ def _read_back(attacker: TextAttacker, path: Path | None) -> TextAttacker:
     """``attacker`` as a warm run reads it (arrays mapped from ``path``: the page cache's, not
     this process's own memory; issue 21), or itself when it was not kept."""
     kept = None if path is None else _kept(path)
-    return attacker if kept is None else kept
+    if kept is None:
+        return attacker
+    del attacker  # the caller's copy goes with its call: its pages are given back then
+    return kept
 
 
 def _fitted(units: tuple[list[str], list[str], list[str]], size: int, lineup: int | None, C: float,
@@ -159,6 +164,7 @@ class ReadingInBackground:
             else:
                 done = _read_back(done, self._path)
             self._attacker = done
+            mapped_pickle.give_back_freed_memory()
         assert self._attacker is not None
         return self._attacker
 
