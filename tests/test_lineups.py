@@ -444,3 +444,65 @@ def test_in_corpus_out_of_fold_scores_are_kept_by_line_up_and_given_back_whole(d
                                    fold_model.classes_, model.classes_)  # fmt: skip
     assert np.array_equal(model.oof_log_proba_, dense)
     assert model.oof_.nbytes < dense.nbytes
+
+
+def test_in_corpus_fit_never_holds_a_passages_by_companies_matrix(monkeypatch):
+    """Issue 21: the in-corpus attacker's out-of-fold scores were made whole (passages ×
+    companies, 1.3 GB at 100,000 passages and 1,587 companies) before being kept by line-up;
+    scored in blocks, the fit's peak allocation stays below that matrix, and its kept rows are
+    the one-pass dense ones' (a test that fails without the blocks: 35 MB beyond the models)."""
+    import tracemalloc
+
+    import neswap_core.measure.attack as attack
+    from neswap_core.measure.attack import LOG_FLOOR, _aligned
+
+    rng = np.random.default_rng(3)
+    k, docs_per, chunks_per = 600, 2, 4
+    texts, labels, docs = [], [], []
+    for c in range(k):
+        own = [f"c{c}w{j}" for j in range(4)]
+        for d in range(docs_per):
+            for _ in range(chunks_per):
+                texts.append(" ".join(rng.choice(SHARED + own, size=12)))
+                labels.append(f"co{c:03d}")
+                docs.append(f"co{c:03d}_{d}")
+    monkeypatch.setattr(attack, "SCORE_BLOCK", 256)
+    dense_bytes = len(texts) * k * 8
+    CrossFittedAttacker(lineup=6).fit(texts[:400], labels[:400], docs[:400])  # imports, at first use
+    tracemalloc.start()
+    try:
+        model = CrossFittedAttacker(lineup=6).fit(texts, labels, docs)
+        kept, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # beyond what it keeps (its models, ∝ companies): 3 MB here, 35 MB as one dense matrix
+    assert peak - kept < dense_bytes / 4, (peak, kept, dense_bytes)
+    dense = np.full((len(texts), k), LOG_FLOOR)
+    for f, fold_model in enumerate(model.models_):
+        held = np.flatnonzero(model.folds_ == f)
+        dense[held] = _aligned(model._fold_scores(fold_model, held, [texts[i] for i in held]),
+                               fold_model.classes_, model.classes_)  # fmt: skip
+    assert np.array_equal(model.oof_log_proba_, dense)
+
+
+def test_fold_assignment_deals_each_group_as_a_scan_per_group_did():
+    """Issue 21: the folds are found without a scan of every item per group (groups × items);
+    a second method, the scan itself, gives the same folds for the same seed."""
+    from neswap_core.measure.attack import fold_assignment
+
+    rng = np.random.default_rng(5)
+    groups = [f"doc{int(g)}" for g in rng.integers(40, size=700)]
+
+    def scanned(groups, n_folds, seed):
+        rng = np.random.default_rng(seed)
+        group = np.asarray(groups, dtype=object)
+        folds = np.empty(len(group), dtype=np.int64)
+        for g in dict.fromkeys(group):
+            idx = np.flatnonzero(group == g)
+            start = int(rng.integers(n_folds))
+            folds[idx[rng.permutation(len(idx))]] = (start + np.arange(len(idx))) % n_folds
+        return folds
+
+    for n_folds, seed in ((5, 0), (3, 11)):
+        assert np.array_equal(fold_assignment(groups, n_folds, seed), scanned(groups, n_folds, seed))
+    assert len(fold_assignment([], 5, 0)) == 0

@@ -48,12 +48,14 @@ from ..models.fit_processes import fit_processes, run_in_processes
 from ..models.logistic import logistic_regression
 from . import row_memo
 from .lineups import (
+    SCORE_BLOCK,
     LineupRows,
     LineupTextAttacker,
     assign_lineups,
     lineup_count,
     lineup_rows,
     row_lineups,
+    stack_rows,
     take_rows,
 )
 from .term_budget import fit_within_budget
@@ -182,10 +184,11 @@ def fold_assignment(
     if n_folds < 2:
         raise FitError(f"Cross-fitting needs at least 2 folds, got {n_folds}.")
     rng = np.random.default_rng(random_state)
-    group = np.asarray([str(g) for g in groups], dtype=object)
-    folds = np.empty(len(group), dtype=np.int64)
-    for g in dict.fromkeys(group):
-        idx = np.flatnonzero(group == g)
+    first: dict[str, int] = {}  # each group's number, in order of first appearance
+    code = np.fromiter((first.setdefault(str(g), len(first)) for g in groups), dtype=np.int64)
+    folds = np.empty(len(code), dtype=np.int64)
+    order = np.argsort(code, kind="stable")  # a scan per group was groups × items (issue 21)
+    for idx in np.split(order, np.cumsum(np.bincount(code, minlength=len(first)))[:-1]) if len(code) else []:
         start = int(rng.integers(n_folds))
         folds[idx[rng.permutation(len(idx))]] = (start + np.arange(len(idx))) % n_folds
     return folds
@@ -276,7 +279,6 @@ class CrossFittedAttacker(BaseEstimator):
         self.folds_ = fold_assignment(y if groups is None else groups, self.n_folds,
                                       self.random_state)  # fmt: skip
         self.classes_ = np.array(sorted(set(y)), dtype=object)
-        oof = np.full((len(texts), len(self.classes_)), LOG_FLOOR)
         folds = [f for f in range(self.n_folds) if (self.folds_ == f).any()]
         params = {"ngram_range": self.ngram_range, "min_df": self.min_df, "C": self.C,
                   "random_state": self.random_state}
@@ -296,15 +298,29 @@ class CrossFittedAttacker(BaseEstimator):
                   for f in dict.fromkeys(jobs)}  # fmt: skip
         self.models_: list[TextAttacker | LineupTextAttacker | None] = [fitted.get(f) for f in range(self.n_folds)]
         # each position's line-up (its true company's): scored by that line-up's model only
-        self.row_lineup_ = row_lineups(np.searchsorted(self.classes_, y), self.lineup_)
-        for f, model in fitted.items():  # independent folds: on every core (models.fit_processes)
-            held = np.flatnonzero(self.folds_ == f)
-            oof[held] = _aligned(self._fold_scores(model, held, [texts[i] for i in held]),
-                                 model.classes_, self.classes_)  # fmt: skip
-        # by line-up (measure/lineups.LineupRows): a passages × companies matrix grew as the
-        # corpus squared (issue 21); ``oof_log_proba_`` gives it back whole
-        self.oof_ = LineupRows.of(oof, np.searchsorted(self.classes_, y), self.lineup_)
+        y_index = np.searchsorted(self.classes_, y)
+        self.row_lineup_ = row_lineups(y_index, self.lineup_)
+        self.oof_ = self._out_of_fold(fitted, texts, y_index)
         return self
+
+    def _out_of_fold(self, fitted: dict, texts: list[str], y_index: np.ndarray):
+        """Each position's scores by the fold model blind to it, kept by line-up
+        (``lineups.LineupRows``; dense with one line-up). Made in blocks of ``SCORE_BLOCK``
+        positions, as the release's scorers are: a whole passages × companies matrix grew as
+        the corpus squared (1.3 GB at 100,000 passages and 1,587 companies, issue 21); each
+        row's scores do not depend on its block."""
+        n, k = len(texts), len(self.classes_)
+        kept = []
+        for at in np.array_split(np.arange(n), -(-n // SCORE_BLOCK)) if n else []:
+            block = np.full((len(at), k), LOG_FLOOR)
+            for f, model in fitted.items():  # the folds' models were fitted on every core
+                local = np.flatnonzero(self.folds_[at] == f)
+                if len(local):
+                    held = at[local]
+                    block[local] = _aligned(self._fold_scores(model, held, [texts[i] for i in held]),
+                                            model.classes_, self.classes_)  # fmt: skip
+            kept.append(LineupRows.of(block, y_index[at], self.lineup_))
+        return stack_rows(kept, k)
 
     @property
     def oof_log_proba_(self) -> np.ndarray:

@@ -41,11 +41,17 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ConfigError
-from .lineups import LineupRows, lineup_chance, mask_rows, row_lineups, stack_rows, take_rows
+from .lineups import (
+    SCORE_BLOCK,
+    LineupRows,
+    lineup_chance,
+    mask_rows,
+    row_lineups,
+    stack_rows,
+    take_rows,
+)
 
 TOP_K = 5
-#: Passages scored at once when a scorer is built (its pre-release scores are kept by line-up).
-SCORE_BLOCK = 4096
 
 
 def mcnemar_exact(table: np.ndarray) -> float:

@@ -34,6 +34,10 @@ from ..config.defaults import LINEUP_SEED
 #: document score (|score| < 1e7), finite so a document's sum and a release's difference of
 #: two masked rows (0) stay exact.
 MASKED = -1e12
+#: Passages scored at once where a passages × companies matrix would otherwise be made whole
+#: (a scorer's pre-release scores, the in-corpus attacker's out-of-fold scores): each block's
+#: rows are kept by line-up (``LineupRows``) before the next is scored.
+SCORE_BLOCK = 4096
 
 
 def assign_lineups(classes: Sequence[str] | np.ndarray, size: int | None,
