@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import pickle
+import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -46,6 +47,11 @@ Progress = Callable[[float, str], None]
 BUILD_MEMO, LEVEL_MEMO, PREP_MEMO, BUILD_ENTRIES = "document_builds", "document_levels", "document_preps", 6
 #: Level entries kept: ``BUILD_ENTRIES`` builds of up to this many levels each.
 LEVELS_PER_BUILD = 12
+#: Levels a kept build holds in memory at once, the ones used last (``LevelResults``): the
+#: candidate table and the measures go through the levels one after the other, and all six held
+#: were 161 MB of the 10k corpus's candidate stage, ~1.6 GB at 100k (issue 21); a level read
+#: again costs one memo entry's read (~0.3 s at 10k).
+LEVELS_HELD = 2
 #: The ``sampler`` column of a document-defence candidate.
 DOCUMENT = "document"
 #: DR of a document-defence candidate (module docstring).
@@ -139,22 +145,31 @@ class LevelResults(Mapping):
 
     def __init__(self, ids: Sequence[str], source: PrepSource) -> None:
         self._ids, self._source = list(ids), source
-        self._loaded: dict[str, DefenceResult] = {}
+        self._loaded: dict[str, DefenceResult] = {}  # the levels held, used longest ago first
+        self._lock = threading.Lock()  # the app's sessions may share a build
 
     def __getitem__(self, release_id: str) -> DefenceResult:
-        if release_id not in self._loaded:
-            if release_id not in self._ids:
-                raise KeyError(release_id)
-            src = self._source
-            found, kept = DiskMemo(src.cache, LEVEL_MEMO, BUILD_ENTRIES * LEVELS_PER_BUILD).get(
-                _level_key(src.key, release_id))
-            if found:
-                self._loaded[release_id] = _expand(kept, src.chunks)
-            else:
-                results = _defence_levels(src.chunks, src.config, src.reading_units, None, src.cache)[2]
-                _keep_levels(src.cache, src.key, results, src.chunks)
-                self._loaded[release_id] = results[release_id]
-        return self._loaded[release_id]
+        with self._lock:
+            if release_id in self._loaded:
+                level = self._loaded[release_id] = self._loaded.pop(release_id)  # used last
+                return level
+        if release_id not in self._ids:
+            raise KeyError(release_id)
+        src = self._source
+        found, kept = DiskMemo(src.cache, LEVEL_MEMO, BUILD_ENTRIES * LEVELS_PER_BUILD).get(
+            _level_key(src.key, release_id))
+        if found:
+            level = _expand(kept, src.chunks)
+        else:
+            results = _defence_levels(src.chunks, src.config, src.reading_units, None, src.cache)[2]
+            _keep_levels(src.cache, src.key, results, src.chunks)
+            level = results[release_id]
+        with self._lock:
+            self._loaded.pop(release_id, None)
+            while len(self._loaded) >= LEVELS_HELD:
+                del self._loaded[next(iter(self._loaded))]
+            self._loaded[release_id] = level
+        return level
 
     def __iter__(self):
         return iter(self._ids)
@@ -163,8 +178,9 @@ class LevelResults(Mapping):
         return len(self._ids)
 
     def loaded(self) -> dict[str, DefenceResult]:
-        """The levels read so far (nothing is read to list them)."""
-        return dict(self._loaded)
+        """The levels held now (nothing is read to list them): the ``LEVELS_HELD`` read last."""
+        with self._lock:
+            return dict(self._loaded)
 
 
 def _keep_levels(cache, key: str, results: Mapping[str, DefenceResult], base: Sequence) -> None:
@@ -236,6 +252,9 @@ def document_candidates(ctx, config, reading_units: tuple | None = None,
     measured = DiskMemo(cache, "document_measures").get_or_compute(
         derived_key(run_key(ctx, config, reading_units), "document measures"),
         lambda: _measure_levels(ctx, results, progress))
+    if not isinstance(results, LevelResults) and levels.folder is not None:
+        # kept: read back a level or two at a time, as a warm run does (``LEVELS_HELD``)
+        results = LevelResults([r["release_id"] for r in rows], source)
     table = pd.DataFrame([{**row, **measured[row["release_id"]]} for row in rows])
     table = table.set_index("release_id", drop=False)
     return DocumentCandidates(ctx, prep, params, results, table, ranked_by, seed, measured)
