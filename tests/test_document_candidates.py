@@ -199,7 +199,7 @@ def test_a_build_holds_at_most_two_levels_whatever_is_read(ctx, config, tmp_path
     ctx = ReleaseContext(ctx.chunks, ctx.embeddings, ctx.mixture, Named().encode)
     config = config.replace(cache_dir=str(tmp_path / "cache"))
     cold = document_candidates(ctx, config)
-    assert isinstance(cold.results, LevelResults) and cold.results.loaded() == {}
+    assert isinstance(cold.results, LevelResults) and len(cold.results.loaded()) <= LEVELS_HELD  # measured
     ids = list(cold.results)
     assert len(ids) > LEVELS_HELD
     texts = {}
@@ -212,3 +212,32 @@ def test_a_build_holds_at_most_two_levels_whatever_is_read(ctx, config, tmp_path
         assert [c.text for c in again.results[rid].chunks] == texts[rid]
         assert again.measures(again.result(rid)) == dict(again.measured[rid])
     assert len(again.results.loaded()) == LEVELS_HELD
+
+
+def test_a_cold_build_lets_each_level_go_once_it_is_kept(ctx, config, tmp_path, monkeypatch):
+    """Issue 21: a cold build made all six levels before keeping them (the prefetch walk's peak
+    held them together); each is now kept as it is made and let go, so no earlier level is
+    alive when the next is made, and the levels read back are the ones made."""
+    import weakref
+
+    import neswap_core.choose.document_candidates as dc
+
+    made, alive_before = [], []
+    defend = dc.defend
+
+    def watched(*args, **kwargs):
+        alive_before.append(sum(ref() is not None for ref in made))
+        result = defend(*args, **kwargs)
+        made.append(weakref.ref(result))
+        return result
+
+    monkeypatch.setattr(dc, "defend", watched)
+    config = config.replace(cache_dir=str(tmp_path / "cache"))
+    built = document_candidates(ctx, config)
+    assert len(made) == len(built.results) > 1 and alive_before == [0] * len(made)
+    monkeypatch.setattr(dc, "defend", defend)
+    held = dc._defence_levels(ctx.chunks, config, None, None, config.prepare.cache_dir)[2]  # made again, held
+    assert list(held) == list(built.results)
+    for rid, level in held.items():
+        assert [c.text for c in built.results[rid].chunks] == [c.text for c in level.chunks]
+        assert built.results[rid].changes == level.changes

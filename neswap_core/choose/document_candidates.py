@@ -241,10 +241,15 @@ def document_candidates(ctx, config, reading_units: tuple | None = None,
         params, rows, ranked_by = built
         results: Mapping[str, DefenceResult] = LevelResults([r["release_id"] for r in rows], source)
     else:
+        kept = DiskMemo(cache, LEVEL_MEMO, BUILD_ENTRIES * LEVELS_PER_BUILD)
+        # each level kept as it is made and let go (all six at once were ~1.6 GB at 100k)
+        keep = None if kept.folder is None else (
+            lambda rid, result: kept.put(_level_key(key, rid), _compact(result, ctx.chunks)))
         prep_made, params, results, rows, ranked_by = _defence_levels(
-            ctx.chunks, config, reading_units, progress, cache)
+            ctx.chunks, config, reading_units, progress, cache, keep)
         preps.put(key, prep_made)
-        _keep_levels(cache, key, results, ctx.chunks)  # before the rows: rows found, levels kept
+        if keep is not None:  # before the rows: rows found, levels kept
+            results = LevelResults([r["release_id"] for r in rows], source)
         levels.put(key, (params, rows, ranked_by))
         if preps.folder is None:  # nowhere to read it back from: kept in memory
             prep = prep_made
@@ -252,9 +257,6 @@ def document_candidates(ctx, config, reading_units: tuple | None = None,
     measured = DiskMemo(cache, "document_measures").get_or_compute(
         derived_key(run_key(ctx, config, reading_units), "document measures"),
         lambda: _measure_levels(ctx, results, progress))
-    if not isinstance(results, LevelResults) and levels.folder is not None:
-        # kept: read back a level or two at a time, as a warm run does (``LEVELS_HELD``)
-        results = LevelResults([r["release_id"] for r in rows], source)
     table = pd.DataFrame([{**row, **measured[row["release_id"]]} for row in rows])
     table = table.set_index("release_id", drop=False)
     return DocumentCandidates(ctx, prep, params, results, table, ranked_by, seed, measured)
@@ -267,10 +269,12 @@ def defence_base(config) -> DefenceParams:
                          top_k=settings.document_top_k, round_figures=settings.document_round_figures)
 
 
-def _defence_levels(chunks, config, reading_units, progress, cache) -> tuple:
+def _defence_levels(chunks, config, reading_units, progress, cache,
+                    keep: Callable[[str, DefenceResult], None] | None = None) -> tuple:
     """(prep, params, results, rows, ranked_by) of ``document_candidates``: each level's text
     and its row before the measures (the term model is not kept: 30 MB on the dev corpus, half
-    the memo entry, and ``prep`` holds the documents' scored terms)."""
+    the memo entry, and ``prep`` holds the documents' scored terms). ``keep(release_id,
+    result)``: each level handed there as it is made and not held (``results`` left empty)."""
     settings = config.document
     say = progress or (lambda f, m: None)
     seed = config.sweep.seed
@@ -293,10 +297,15 @@ def _defence_levels(chunks, config, reading_units, progress, cache) -> tuple:
         say(0.5 + 0.4 * k / len(levels), f"Document defence at {100 * level:g} % of words")
         rid = document_release_id(level)
         params[rid] = replace(base, level=level)
-        results[rid] = defend(chunks, model, params[rid], prep)
-        rows.append({"release_id": rid, "level": level, "changes": len(results[rid].changes),
-                     "types": sum(len(v) for v in results[rid].selected.values()),
+        result = defend(chunks, model, params[rid], prep)
+        rows.append({"release_id": rid, "level": level, "changes": len(result.changes),
+                     "types": sum(len(v) for v in result.selected.values()),
                      "description": params[rid].describe() + f" (types ranked by {ranked_by})"})  # fmt: skip
+        if keep is None:
+            results[rid] = result
+        else:
+            keep(rid, result)
+        del result
     return prep, params, results, rows, ranked_by
 
 
