@@ -506,3 +506,28 @@ def test_fold_assignment_deals_each_group_as_a_scan_per_group_did():
     for n_folds, seed in ((5, 0), (3, 11)):
         assert np.array_equal(fold_assignment(groups, n_folds, seed), scanned(groups, n_folds, seed))
     assert len(fold_assignment([], 5, 0)) == 0
+
+
+def test_the_in_corpus_folds_share_each_term_they_know(data, tmp_path):
+    """Issue 21: the folds' vocabularies (fitted in separate processes) held one string per
+    term and fold; each term is now one object across folds and line-ups, kept so through a
+    mapped pickle, and every score is the same."""
+    from neswap_core import mapped_pickle
+
+    _, (ct, cl, cd), changed = data
+    model = CrossFittedAttacker(lineup=4).fit(ct, cl, cd)
+    vocabularies = [part.vectorizer_.vocabulary_ for m in model.models_ for part in m.parts_]
+    assert len(vocabularies) > 5
+    mapped_pickle.dump(model, tmp_path / "m.map")
+    back = mapped_pickle.load(tmp_path / "m.map")
+    for fitted in (model, back):
+        first: dict = {}
+        for m in fitted.models_:
+            for part in m.parts_:
+                for term in part.vectorizer_.vocabulary_:
+                    assert first.setdefault(term, term) is term  # one object per term
+        assert sum(len(v) for v in vocabularies) > len(first)  # shared by several
+    positions = np.array(sorted(changed))
+    texts = [changed[int(p)] for p in positions]
+    assert np.array_equal(back.log_proba_at(positions, texts), model.log_proba_at(positions, texts))
+    assert np.array_equal(back.oof_log_proba_, model.oof_log_proba_)

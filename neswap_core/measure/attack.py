@@ -202,6 +202,17 @@ def _aligned(log_p: np.ndarray, model_classes: np.ndarray, classes: np.ndarray) 
     return out
 
 
+def share_terms(vectorizers) -> None:
+    """Make each term that several fitted vectorizers know one string object (issue 21). The
+    in-corpus attacker's five folds of each line-up learn mostly the same terms, each fitted in
+    its own process: at 10k passages its 20 vocabularies held 403,220 strings for 44,232
+    distinct terms. Shared, pickle writes each once and reads it back once (its in-memory
+    objects 45 → 24 MB at 10k); the dicts map the same terms to the same columns."""
+    pool: dict[str, str] = {}
+    for vectorizer in vectorizers:
+        vectorizer.vocabulary_ = {pool.setdefault(t, t): i for t, i in vectorizer.vocabulary_.items()}
+
+
 def _fit_attacker(params: dict, texts: list[str], labels: np.ndarray) -> TextAttacker:
     """One fold's (or line-up's) attacker (a worker's call: module-level, picklable)."""
     return TextAttacker(**params).fit(texts, labels)
@@ -297,6 +308,7 @@ class CrossFittedAttacker(BaseEstimator):
         fitted = {f: lineup_attacker([m for g, m in zip(jobs, done, strict=True) if g == f], where)
                   for f in dict.fromkeys(jobs)}  # fmt: skip
         self.models_: list[TextAttacker | LineupTextAttacker | None] = [fitted.get(f) for f in range(self.n_folds)]
+        share_terms(part.vectorizer_ for model in fitted.values() for part in getattr(model, "parts_", [model]))
         # each position's line-up (its true company's): scored by that line-up's model only
         y_index = np.searchsorted(self.classes_, y)
         self.row_lineup_ = row_lineups(y_index, self.lineup_)
