@@ -16,7 +16,6 @@ risk measure cannot see it — the measured attackers do.
 
 from __future__ import annotations
 
-import hashlib
 import pickle
 import threading
 from collections import Counter
@@ -29,7 +28,7 @@ import pandas as pd
 
 from .. import mapped_pickle
 from ..config.defaults import LINEUP_COMPANIES
-from ..disk_memo import DiskMemo, content_key
+from ..disk_memo import DiskMemo, content_key, repr_digest
 from ..generate.document import DefenceParams, DefenceResult
 from ..generate.document_budget import DefencePrep, DocumentDefender, defend, prepare_defence
 from ..generate.document_terms import TermModel
@@ -199,8 +198,8 @@ def fitted_defender(units: tuple, random_state: int, cache_dir: Path | None,
     lineup = effective_size(len(set(units[1])), lineup)
     if cache_dir is not None:
         key = (random_state, [list(u) for u in units])
-        h = hashlib.sha256(repr(key if lineup is None else (*key, lineup_key(lineup))).encode("utf-8", "surrogatepass"))
-        path = Path(cache_dir) / "document_defence" / f"defender_{h.hexdigest()[:20]}.map"
+        digest = repr_digest(key if lineup is None else (*key, lineup_key(lineup)))  # never whole
+        path = Path(cache_dir) / "document_defence" / f"defender_{digest[:20]}.map"
         if path.is_file():
             try:
                 return mapped_pickle.load(path)

@@ -30,7 +30,6 @@ defender).
 
 from __future__ import annotations
 
-import hashlib
 import multiprocessing
 import os
 import pickle
@@ -48,6 +47,7 @@ from scipy import sparse
 from .. import fast_unpickle, mapped_pickle
 from ..config.defaults import DEFAULT_DOCUMENT_CANDIDATES
 from ..corpus import Chunk
+from ..disk_memo import repr_digest
 from ..measure.lineups import assign_lineups, lineup_key
 from ..measure.panel import assemble_family, fit_lineup_calls, make_family, split_by_lineup
 from ..models.fit_processes import fit_processes, run_in_processes
@@ -112,12 +112,8 @@ class DocumentDefender:
             fam, _ = assemble_family(fitted[a:b], classes, lineup, split)
             self.members_.append((name, h, fam))
         key = (self.members, self.random_state, list(texts), list(labels), list(doc_ids))
-        self.fingerprint_ = _hash(repr(key if self.lineup is None else (*key, lineup_key(self.lineup))))
+        self.fingerprint_ = repr_digest(key if self.lineup is None else (*key, lineup_key(self.lineup)))[:20]
         return self
-
-
-def _hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
 
 @dataclass
@@ -283,9 +279,9 @@ def document_plans(chunks: Sequence[Chunk], docs: dict[str, DocTerms], defender:
     processes for the scoring (default: one per CPU, from ``PROCESS_MIN_DOCUMENTS`` documents)."""
     path = None
     if cache_dir is not None:
-        key = _hash(repr((sorted((c.chunk_id, c.text) for c in chunks), sorted(rival.items()),
-                          n_candidates, min_z, defender.fingerprint_,
-                          sorted((i, sorted(f.items())) for i, f in fills.items()))))  # fmt: skip
+        key = repr_digest((sorted((c.chunk_id, c.text) for c in chunks), sorted(rival.items()),
+                           n_candidates, min_z, defender.fingerprint_,
+                           sorted((i, sorted(f.items())) for i, f in fills.items())))[:20]  # fmt: skip
         path = Path(cache_dir) / "document_defence" / f"plans_{key}.pkl"
         if path.is_file():
             try:
