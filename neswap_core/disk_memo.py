@@ -148,9 +148,14 @@ def repr_digest(value: Any) -> str:
     21: the document plans' key was a repr of every passage and fill, 93 MB at 10k passages and
     ~1 GB at 100k, made to be hashed). The same digest as hashing the whole text."""
     h = hashlib.sha256()
+    feed_repr(h, value)
+    return h.hexdigest()
+
+
+def feed_repr(h: Any, value: Any) -> None:
+    """``h.update`` with ``repr(value)`` (UTF-8, surrogates passed), piece by piece (``repr_digest``)."""
     for piece in _repr_pieces(value, 2):
         h.update(piece.encode("utf-8", "surrogatepass"))
-    return h.hexdigest()
 
 
 def _repr_pieces(value: Any, depth: int) -> Iterator[str]:

@@ -337,7 +337,7 @@ def test_repr_digest_is_the_digest_of_the_whole_repr_never_made_whole():
     import tracemalloc
     from collections import namedtuple
 
-    from neswap_core.disk_memo import repr_digest
+    from neswap_core.disk_memo import feed_repr, repr_digest
 
     def whole(value):
         return hashlib.sha256(repr(value).encode("utf-8", "surrogatepass")).hexdigest()
@@ -356,3 +356,6 @@ def test_repr_digest_is_the_digest_of_the_whole_repr_never_made_whole():
     finally:
         tracemalloc.stop()
     assert got == expected and peak < 100_000, peak
+    h = hashlib.sha256(b"settings")
+    feed_repr(h, (texts, ["a"] * 3, None))  # the prefetch's record file: a reading's units
+    assert h.hexdigest() == hashlib.sha256(b"settings" + repr((texts, ["a"] * 3, None)).encode()).hexdigest()

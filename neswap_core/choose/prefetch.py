@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..disk_memo import feed_repr
 from ..errors import NeswapError
 from ..generate.releases import ReleaseContext, sweep_for_config
 from ..models.embedding_pool import (  # MIN_TEXTS: fewer, and the serial path is used
@@ -108,7 +109,7 @@ def _record_file(embedder, ctx: ReleaseContext, config, reading_units: tuple | N
         h.update(repr((chunk.chunk_id, chunk.doc_id, chunk.text, chunk.protected,
                        [(e.start, e.end, e.category) for e in chunk.entities])).encode())  # fmt: skip
     h.update(np.ascontiguousarray(ctx.embeddings).tobytes())
-    h.update(repr(reading_units).encode("utf-8", "surrogatepass"))
+    feed_repr(h, reading_units)  # the reading's texts, never as one repr (issue 21)
     sample = getattr(ctx, "sample", None)  # a large corpus's measurement sample: other texts
     h.update(b"whole" if sample is None else np.asarray(sample.positions, np.int64).tobytes())
     return Path(folder) / "prefetch" / f"texts_{h.hexdigest()[:24]}.json"
