@@ -9,6 +9,7 @@ whole-corpus attacker bit for bit; each model is fitted on its line-up's texts o
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from neswap_core.choose.attack_columns import IN_CORPUS, READING
@@ -128,14 +129,26 @@ def test_whole_document_family_is_sliced_to_the_line_up(data):
     assert scorer.pre_release().chance == pytest.approx(1 / 3)
 
 
-def test_release_scorers_agree_with_the_panel_scorer_under_line_ups(data):
+@pytest.mark.parametrize("block", [3, 4096])
+def test_release_scorers_agree_with_the_panel_scorer_under_line_ups(data, monkeypatch, block):
+    """The release scorers (measured by blocks of documents: ``block`` changed passages) give
+    the panel's own figures, and the same per-document frame whatever the block."""
+    import neswap_core.measure.attack_scores as attack_scores
+    import neswap_core.measure.panel_scorers as panel_scorers
+
     (rt, rl, rd), (ct, cl, cd), changed = data
-    panel = AttackerPanel(["word", "char", "retrieval"], lineup=4).fit(rt, rl, rd)
+    panel = AttackerPanel(["word", "char", "retrieval", "bm25"], lineup=4).fit(rt, rl, rd)
     own = panel.scorer(ct, cl, cd).score(changed).families
+    whole = {name: scorer.score(changed) for name, scorer in family_scorers(panel, ct, cl, cd).items()}
+    monkeypatch.setattr(attack_scores, "SCORE_BLOCK", block)
+    monkeypatch.setattr(panel_scorers, "SCORE_BLOCK", block)
     for name, scorer in family_scorers(panel, ct, cl, cd).items():
         m = scorer.score(changed)
         assert m.chunk_top1 == pytest.approx(own[name].chunk_accuracy, abs=1e-12), name
         assert m.document_accuracy == pytest.approx(own[name].document_accuracy, abs=1e-12), name
+        pd.testing.assert_frame_equal(m.documents, whole[name].documents, check_exact=True)
+        assert (m.chunk_top5, m.mcnemar_p) == (whole[name].chunk_top5, whole[name].mcnemar_p)
+        np.testing.assert_array_equal(m.table, whole[name].table)
 
 
 def test_one_line_up_is_the_whole_corpus_attacker_bit_for_bit(data):
@@ -396,7 +409,7 @@ def test_release_scorer_keeps_each_row_s_line_up_and_gives_back_the_masked_rows(
     assert np.array_equal(scorer.log_proba_rows(np.array([150, 3, 7])), dense[[150, 3, 7]])
     sums = np.zeros((len(scorer.documents_), k))
     np.add.at(sums, scorer.doc_index_, dense)
-    assert np.array_equal(scorer.doc_log_proba_, sums)
+    assert np.array_equal(scorer.doc_log_proba_rows(np.arange(len(sums))), sums)
     assert np.array_equal(scorer.rank_, _ranks(dense, scorer.y_))
     changed = {p: f"new {p}" for p in (3, 10, 11, 150, 199)}
     m = scorer.score(changed)
@@ -413,13 +426,64 @@ def test_release_scorer_keeps_each_row_s_line_up_and_gives_back_the_masked_rows(
 
 def test_release_scorer_with_line_ups_holds_no_passages_by_companies_matrix():
     """60 companies in line-ups of 5: the scorer holds its rows' line-up blocks, not a dense
-    passages × companies matrix of pre-release scores (a test that fails without the change)."""
+    passages × companies matrix of pre-release scores, nor a documents × companies one of the
+    documents' sums (a test that fails without either change)."""
     n, k = 2000, 60
     attacker = _Scores(k, 5, n)
-    labels = [str(attacker.classes_[i % k]) for i in range(n)]
+    labels = [str(attacker.classes_[(i // 10) % k]) for i in range(n)]  # one company a document
     scorer = ReleaseScorer(attacker, [f"t{i}" for i in range(n)], labels, [f"d{i // 10}" for i in range(n)])
     dense_bytes = n * k * 8
     assert _held_bytes(scorer) < dense_bytes / 3
+    assert scorer.doc_log_proba_.nbytes < len(scorer.documents_) * k * 8 / 3
+
+
+def test_measuring_a_release_never_makes_its_rows_or_the_documents_whole(monkeypatch):
+    """Issue 21: measuring a release that changes every passage made the changed passages ×
+    companies scores whole (1 GB per attacker for the written release at 100,000 passages and
+    1,587 companies), then two documents × companies copies; by blocks of whole documents the
+    measurement's peak allocation stays far below those, and every figure and the per-document
+    frame are the dense one-pass computation's (a second method, here by hand)."""
+    import tracemalloc
+
+    import neswap_core.measure.attack_scores as attack_scores
+
+    n, k, per_doc = 6000, 400, 6
+    attacker = _Scores(k, 5, 2 * n)  # rows n.. are the released texts' scores
+    labels = [str(attacker.classes_[(i // per_doc) % k]) for i in range(n)]
+    labels[7] = "a company the attacker never saw"
+    docs = [f"d{i // per_doc:05d}" for i in range(n)]
+    scorer = ReleaseScorer(attacker, [f"t{i}" for i in range(n)], labels, docs)
+
+    class Released(_Scores):
+        def log_proba_at(self, positions, texts, lineups=None):
+            return attacker.table[n + np.asarray(positions, dtype=np.int64)]
+
+    scorer.attacker = Released(k, 5, 1)
+    changed = {p: f"new {p}" for p in range(n)}
+    monkeypatch.setattr(attack_scores, "SCORE_BLOCK", 64)
+    scorer.score({p: changed[p] for p in range(10)})  # imports and first-use costs
+    tracemalloc.start()
+    try:
+        m = scorer.score(changed)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < n * k * 8 / 8, peak  # the dense release rows alone: 19 MB
+    # the dense computation
+    y, lineup = scorer.y_, attacker.lineup_
+    post = mask_rows(attacker.table[n:], y, lineup)
+    sums = np.zeros((len(scorer.documents_), k))
+    np.add.at(sums, scorer.doc_index_, post)
+    dy = scorer.doc_y_
+    named = (sums.argmax(axis=1) == dy) & (dy >= 0)
+    rows = np.arange(len(dy))
+    true = np.where(dy >= 0, sums[rows, np.maximum(dy, 0)], -np.inf)
+    others = sums.copy()
+    others[rows[dy >= 0], dy[dy >= 0]] = -np.inf
+    assert m.documents_named == int(named.sum()) and m.chunk_top1 == np.mean(_ranks(post, y) == 0)
+    np.testing.assert_array_equal(m.documents["named"].to_numpy(), named)
+    np.testing.assert_allclose(m.documents["margin"].to_numpy(), true - others.max(axis=1), rtol=0, atol=1e-9)
+    assert list(m.documents["predicted"]) == list(attacker.classes_[sums.argmax(axis=1)])
 
 
 def test_in_corpus_out_of_fold_scores_are_kept_by_line_up_and_given_back_whole(data):

@@ -189,9 +189,7 @@ class ReleaseScorer:
         elif pre_log_proba is not None and np.shape(pre_log_proba) != (n, len(self.classes_)):
             pre_log_proba = None  # another corpus's: scored below
         # in blocks of about SCORE_BLOCK rows (with line-ups no passages × companies matrix is
-        # ever whole: issue 21); each block's rows are added to the document sums in row order,
-        # as in one pass, and each row's scores do not depend on its block
-        self.doc_log_proba_ = np.zeros((len(self.documents_), len(self.classes_)))
+        # ever whole: issue 21); each row's scores do not depend on its block
         self.rank_ = np.zeros(n, dtype=np.int64)
         kept = []
         for at in np.array_split(np.arange(n), -(-n // SCORE_BLOCK)) if n else []:
@@ -200,11 +198,11 @@ class ReleaseScorer:
             else:
                 block = np.asarray(take_rows(pre_log_proba, at), dtype=np.float64)
             block = mask_rows(block, self.y_[at], self.lineup_)
-            np.add.at(self.doc_log_proba_, self.doc_index_[at], block)
             self.rank_[at] = _ranks(block, self.y_[at])
             kept.append(LineupRows.of(block, self.y_[at], self.lineup_))
         # with line-ups each row's line-up block only; ``log_proba_rows`` gives back the rows
         self.pre_log_proba_ = stack_rows(kept, len(self.classes_))
+        self._document_scores()
         self.n_companies = len(set(self.labels))
         self.chance_ = lineup_chance(self.y_, self.lineup_, self.n_companies)
         self.unknown_labels = sorted(set(self.labels) - set(self.classes_))
@@ -218,6 +216,10 @@ class ReleaseScorer:
         """Every passage's masked pre-release log-probabilities, (n, classes): made whole on
         demand (``pre_log_proba_`` keeps them by line-up)."""
         return self.log_proba_rows(np.arange(len(self.texts)))
+
+    #: A document is named when its true company ties for the best score (the panel's
+    #: families, pessimistic as ``measure/panel.py``); else only when it is the first guess.
+    ties_named = False
 
     #: Passages and documents measured (None: all), set by ``scoped``.
     scope_: np.ndarray | None = None
@@ -276,7 +278,7 @@ class ReleaseScorer:
     def score(self, changed: Mapping[int, str]) -> AttackMeasures:
         """Measures of the release that replaces the chunks at the given positions."""
         pos, texts = self._changed(changed)
-        return self.measures(pos, self.released_log_proba(pos, texts))
+        return self._measure(pos, lambda at: (self.released_log_proba(pos[at], [texts[i] for i in at]), None))
 
     def score_steps(self, steps: Sequence[Mapping[int, str]]) -> list[AttackMeasures]:
         """Measures of the cumulative releases after step 1, 2, ... (later text wins)."""
@@ -314,16 +316,68 @@ class ReleaseScorer:
 
     def measures(self, positions: np.ndarray, log_p: np.ndarray) -> AttackMeasures:
         """Measures when the chunks at ``positions`` score ``log_p`` instead of their pre scores."""
-        rank = self.rank_.copy()
-        post_rank = _ranks(log_p, self.y_[positions]) if len(positions) else np.zeros(0, np.int64)
-        rank[positions] = post_rank
-        pre_rank = self.rank_[positions]
-        doc_lp = self.doc_log_proba_.copy()
-        if len(positions):
-            np.add.at(doc_lp, self.doc_index_[positions], log_p - self.log_proba_rows(positions))
-        return self._assemble(rank, pre_rank, post_rank, doc_lp, positions)
+        log_p = np.asarray(log_p)
+        return self._measure(np.asarray(positions, dtype=np.int64), lambda at: (log_p[at], None))
 
-    def _assemble(self, rank, pre_rank, post_rank, doc_lp, positions) -> AttackMeasures:
+    # --- documents, kept by line-up and measured by blocks of documents (issue 21) -------------
+    def _document_scores(self) -> None:
+        """Each document's pre-release scores (the sum of its passages' masked rows, added in
+        passage order), kept by line-up as ``doc_log_proba_``, and what a release compares
+        with: ``doc_guess_``, ``doc_true_``, ``doc_other_`` (``DocumentScores``)."""
+        parts = []
+        for at in document_blocks(self.doc_index_, np.arange(len(self.texts))):
+            docs, inverse = np.unique(self.doc_index_[at], return_inverse=True)
+            sums = np.zeros((len(docs), len(self.classes_)))
+            np.add.at(sums, inverse, self.log_proba_rows(at))
+            parts.append((docs, sums))
+        self._keep_documents(parts)
+
+    def _keep_documents(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        """Keep ``parts`` (blocks of (documents, their dense score rows), covering every
+        document of the corpus once, in increasing order) by line-up, with their summary."""
+        k, n_docs = len(self.classes_), len(self.documents_)
+        parts = [(d, r) for d, r in parts if len(d)]
+        if not parts:
+            self.doc_log_proba_ = np.zeros((0, k))
+            self.doc_scores_ = DocumentScores.empty(0)
+            return
+        self.doc_log_proba_ = stack_rows([LineupRows.of(r, self.doc_y_[d], self.lineup_) for d, r in parts], k)
+        self.doc_scores_ = DocumentScores.empty(n_docs)
+        for docs, rows in parts:
+            self.doc_scores_.put(docs, rows, self.doc_y_[docs])
+
+    def doc_log_proba_rows(self, documents: np.ndarray) -> np.ndarray:
+        """The pre-release score rows of ``documents`` (indices into ``documents_``), whole."""
+        return take_rows(self.doc_log_proba_, np.asarray(documents, dtype=np.int64))
+
+    def _measure(self, positions: np.ndarray, post) -> AttackMeasures:
+        """Measures when the chunks at ``positions`` are released, ``post(at)`` giving the
+        masked score rows (and, for a whole-document family, the word counts) of
+        ``positions[at]``: asked for by blocks of whole documents of about ``SCORE_BLOCK``
+        changed passages, so neither a changed passages × companies nor a documents ×
+        companies matrix is ever whole (issue 21: 1 GB per attacker at 100,000 passages)."""
+        rank = self.rank_.copy()
+        post_rank = np.zeros(len(positions), dtype=np.int64)
+        scores = self.doc_scores_.copy()
+        for at in document_blocks(self.doc_index_[positions], np.arange(len(positions))):
+            rows, counts = post(at)
+            rows = mask_rows(np.asarray(rows, dtype=np.float64), self.y_[positions[at]], self.lineup_)
+            post_rank[at] = _ranks(rows, self.y_[positions[at]])
+            docs, doc_rows = self._released_documents(positions[at], rows, counts)
+            scores.put(docs, doc_rows, self.doc_y_[docs])
+        rank[positions] = post_rank
+        return self._assemble(rank, self.rank_[positions], post_rank, scores, positions)
+
+    def _released_documents(self, positions: np.ndarray, rows: np.ndarray, counts) -> tuple[np.ndarray, np.ndarray]:
+        """The documents holding ``positions`` (whole documents' changed passages, in the
+        release's order) and their released score rows: the pre-release sums plus each
+        changed passage's change, added in that order (as one pass over the release adds)."""
+        docs, inverse = np.unique(self.doc_index_[positions], return_inverse=True)
+        out = self.doc_log_proba_rows(docs)
+        np.add.at(out, inverse, rows - self.log_proba_rows(positions))
+        return docs, out
+
+    def _assemble(self, rank, pre_rank, post_rank, scores: DocumentScores, positions) -> AttackMeasures:
         pre1, post1 = pre_rank == 0, post_rank == 0
         table = np.array(
             [
@@ -332,14 +386,13 @@ class ReleaseScorer:
             ],
             dtype=np.int64,
         )
-        guess = doc_lp.argmax(axis=1)
-        named = (guess == self.doc_y_) & (self.doc_y_ >= 0)
+        named = scores.named(self.doc_y_, ties=self.ties_named)
         n_changed = len(positions)
 
         def share(mask):
             return float(np.mean(mask)) if len(mask) else float("nan")
 
-        docs = _document_frame(self, doc_lp, guess, named, positions)
+        docs = _document_frame(self, scores, named, positions)
         documents = self.documents_
         if self.scope_ is not None:  # a measurement sample: its passages and documents only
             rank, named, documents = rank[self.scope_], named[self.doc_scope_], documents[self.doc_scope_]
@@ -366,22 +419,77 @@ class ReleaseScorer:
         )
 
 
-def _document_frame(scorer: ReleaseScorer, doc_lp, guess, named, positions) -> pd.DataFrame:
+def _document_frame(scorer: ReleaseScorer, scores: DocumentScores, named, positions) -> pd.DataFrame:
     """Per document: doc_id, company, predicted, named, margin (the true company's summed
     log-probability minus the best other company's), n_chunks, n_changed."""
-    ok = scorer.doc_y_ >= 0
-    rows = np.arange(len(guess))
-    true = np.where(ok, doc_lp[rows, np.maximum(scorer.doc_y_, 0)], -np.inf)
-    others = doc_lp.copy()
-    others[rows[ok], scorer.doc_y_[ok]] = -np.inf
+    n = len(scorer.documents_)
     return pd.DataFrame(
         {
             "doc_id": scorer.documents_,
             "company": scorer.doc_labels_,
-            "predicted": scorer.classes_[guess],
+            "predicted": scorer.classes_[scores.guess],
             "named": named,
-            "margin": true - others.max(axis=1),
-            "n_chunks": np.bincount(scorer.doc_index_, minlength=len(guess)),
-            "n_changed": np.bincount(scorer.doc_index_[positions], minlength=len(guess)),
+            "margin": scores.true - scores.other,
+            "n_chunks": np.bincount(scorer.doc_index_, minlength=n),
+            "n_changed": np.bincount(scorer.doc_index_[positions], minlength=n),
         }
     )
+
+
+def document_blocks(doc_of: np.ndarray, items: np.ndarray, size: int | None = None) -> list[np.ndarray]:
+    """``items`` (each of the document ``doc_of`` gives) grouped by document, each document's
+    in their given order, in blocks of about ``size`` (``SCORE_BLOCK``) items that never cut a
+    document: what a scorer measures at once."""
+    size = SCORE_BLOCK if size is None else size
+    if not len(items):
+        return []
+    order = np.argsort(doc_of, kind="stable")
+    ordered = doc_of[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    blocks, begin = [], 0
+    for start in starts[1:].tolist():
+        if start - begin >= size:
+            blocks.append(items[order[begin:start]])
+            begin = start
+    blocks.append(items[order[begin:]])
+    return blocks
+
+
+@dataclass
+class DocumentScores:
+    """What a release's document figures need of each document's score row (SPEC §8), kept
+    instead of the rows (documents × companies: issue 21): the attacker's first guess
+    (``argmax``), the true company's score (−inf for a company it never saw) and the best
+    other company's."""
+
+    guess: np.ndarray
+    true: np.ndarray
+    other: np.ndarray
+
+    @classmethod
+    def empty(cls, n: int) -> DocumentScores:
+        return cls(np.zeros(n, dtype=np.int64), np.full(n, -np.inf), np.full(n, -np.inf))
+
+    def copy(self) -> DocumentScores:
+        return DocumentScores(self.guess.copy(), self.true.copy(), self.other.copy())
+
+    def put(self, docs: np.ndarray, rows: np.ndarray, y: np.ndarray) -> None:
+        """Set documents ``docs`` (of true classes ``y``) from their score ``rows``."""
+        if not len(docs):
+            return
+        r = np.arange(len(docs))
+        ok = y >= 0
+        self.guess[docs] = rows.argmax(axis=1)
+        self.true[docs] = np.where(ok, rows[r, np.maximum(y, 0)], -np.inf)
+        held = rows[r, np.maximum(y, 0)].copy()
+        rows[r[ok], y[ok]] = -np.inf  # the best of the others (rows are the caller's to spend)
+        self.other[docs] = rows.max(axis=1)
+        rows[r, np.maximum(y, 0)] = held
+
+    def named(self, y: np.ndarray, *, ties: bool) -> np.ndarray:
+        """Documents named: the first guess is the true company, or (``ties``) the true
+        company's score is at least every other's."""
+        ok = y >= 0
+        if ties:
+            return ok & (self.true >= self.other)
+        return (self.guess == y) & ok

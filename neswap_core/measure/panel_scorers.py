@@ -23,8 +23,8 @@ import pandas as pd
 from scipy import sparse
 
 from . import row_memo
-from .attack_scores import AttackMeasures, ReleaseScorer, _ranks
-from .lineups import mask_rows
+from .attack_scores import AttackMeasures, ReleaseScorer
+from .lineups import SCORE_BLOCK, mask_rows
 from .panel import (
     AttackerPanel,
     BM25Family,
@@ -117,25 +117,10 @@ def family_term_weights(family: Family, texts: Sequence[str], label: str) -> pd.
     return ranked_weights(contrib.data, names[contrib.col])
 
 
-def _tie_named(scorer: ReleaseScorer, measures: AttackMeasures, doc_scores: np.ndarray) -> AttackMeasures:
-    """``measures`` with a document named whenever its true company ties for the best score."""
-    y = scorer.doc_y_
-    ok = y >= 0
-    named = np.zeros(len(y), dtype=bool)
-    rows = np.flatnonzero(ok)
-    named[rows] = doc_scores[rows, y[rows]] >= doc_scores[rows].max(axis=1)
-    documents = scorer.documents_
-    if scorer.doc_scope_ is not None:  # a measurement sample (ReleaseScorer.scoped)
-        named, documents = named[scorer.doc_scope_], documents[scorer.doc_scope_]
-    measures.documents = measures.documents.assign(named=named)
-    measures.document_accuracy = float(named.mean()) if len(named) else float("nan")
-    measures.documents_named = int(named.sum())
-    measures.named_documents = tuple(documents[named])
-    return measures
-
-
 class DocumentFamilyScorer(ReleaseScorer):
     """A whole-document family (retrieval, BM25) as a release scorer (module docstring)."""
+
+    ties_named = True
 
     def __init__(self, family: Family, texts: Sequence[str], labels: Sequence[str],
                  doc_ids: Sequence[str], *, name: str, pre: Mapping | None = None) -> None:
@@ -148,17 +133,42 @@ class DocumentFamilyScorer(ReleaseScorer):
         self.counts_ = counts.tocsr()
         super().__init__(FamilyAttacker(family, texts), texts, labels, doc_ids, name=name,
                          pre_log_proba=pre.get("log_proba") if ok else None)
+
+    def _document_scores(self) -> None:
+        """Each document scored on the sum of its passages' word counts (not of their scores),
+        by blocks of documents (issue 21: documents × companies)."""
         n = len(self.texts)
         self.member_ = sparse.csr_matrix((np.ones(n), (self.doc_index_, np.arange(n))),
                                          shape=(len(self.documents_), n))  # fmt: skip
         self.doc_counts_ = (self.member_ @ self.counts_).tocsr()
-        self.doc_log_proba_ = mask_rows(family.doc_scores(self.doc_counts_), self.doc_y_, self.lineup_)
+        parts = []
+        for docs in np.array_split(np.arange(len(self.documents_)), -(-len(self.documents_) // SCORE_BLOCK)):
+            if len(docs):
+                parts.append((docs, self._doc_rows(docs, self.doc_counts_[docs])))
+        self._keep_documents(parts)
+
+    def _doc_rows(self, docs: np.ndarray, counts) -> np.ndarray:
+        return mask_rows(self.family.doc_scores(counts), self.doc_y_[docs], self.lineup_)
+
+    def _released_documents(self, positions: np.ndarray, rows: np.ndarray, counts):
+        """The documents holding ``positions`` re-scored from their counts updated by the
+        changed passages' count deltas (a document holding none keeps its score)."""
+        if counts is None:
+            raise ValueError("a whole-document family needs the changed chunks' word counts")
+        docs, inverse = np.unique(self.doc_index_[positions], return_inverse=True)
+        delta = sparse.csr_matrix(counts) - self.counts_[positions]
+        member = sparse.csr_matrix((np.ones(len(positions)), (inverse, np.arange(len(positions)))),
+                                   shape=(len(docs), len(positions)))  # fmt: skip
+        return docs, self._doc_rows(docs, self.doc_counts_[docs] + member @ delta)
 
     def score(self, changed: Mapping[int, str]) -> AttackMeasures:
         pos, texts = self._changed(changed)
-        counts = self.family.counts(texts).tocsr() if texts else None
-        scores = self.family.doc_scores(counts) if texts else np.zeros((0, len(self.classes_)))
-        return self.measures(pos, scores, counts)
+
+        def post(at):
+            counts = self.family.counts([texts[i] for i in at]).tocsr()
+            return self.family.doc_scores(counts), counts
+
+        return self._measure(pos, post)
 
     def score_steps(self, steps: Sequence[Mapping[int, str]]) -> list[AttackMeasures]:
         _, flat_texts, cumulative = self.flat_steps(steps)
@@ -172,29 +182,16 @@ class DocumentFamilyScorer(ReleaseScorer):
     def measures(self, positions: np.ndarray, log_p: np.ndarray, counts=None) -> AttackMeasures:
         """Measures when the chunks at ``positions`` hold texts of word ``counts`` (chunk scores
         ``log_p``); the documents holding them are re-scored from their updated counts."""
-        log_p = mask_rows(log_p, self.y_[positions], self.lineup_)
-        rank = self.rank_.copy()
-        post_rank = _ranks(log_p, self.y_[positions]) if len(positions) else np.zeros(0, np.int64)
-        rank[positions] = post_rank
-        doc = self.doc_log_proba_.copy()
-        if len(positions):
-            if counts is None:
-                raise ValueError("a whole-document family needs the changed chunks' word counts")
-            touched = np.unique(self.doc_index_[positions])
-            delta = sparse.csr_matrix(counts) - self.counts_[positions]
-            member = sparse.csr_matrix((np.ones(len(positions)), (self.doc_index_[positions],
-                                        np.arange(len(positions)))), shape=(len(self.documents_), len(positions)))  # fmt: skip
-            doc[touched] = mask_rows(self.family.doc_scores((self.doc_counts_ + member @ delta)[touched]),
-                                     self.doc_y_[touched], self.lineup_)  # fmt: skip
-        measures = self._assemble(rank, self.rank_[positions], post_rank, doc, positions)
-        return _tie_named(self, measures, doc)
+        if len(positions) and counts is None:
+            raise ValueError("a whole-document family needs the changed chunks' word counts")
+        log_p, counts = np.asarray(log_p), None if counts is None else sparse.csr_matrix(counts)
+        return self._measure(np.asarray(positions, dtype=np.int64), lambda at: (log_p[at], counts[at]))
 
 
 class TieNamedScorer(ReleaseScorer):
     """A per-chunk family's scorer whose document ties count as named (module docstring)."""
 
-    def _assemble(self, rank, pre_rank, post_rank, doc_lp, positions) -> AttackMeasures:
-        return _tie_named(self, super()._assemble(rank, pre_rank, post_rank, doc_lp, positions), doc_lp)
+    ties_named = True
 
 
 def family_scorers(panel: AttackerPanel, texts: Sequence[str], labels: Sequence[str],
