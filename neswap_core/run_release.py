@@ -43,6 +43,7 @@ from .prepare.ray_engine import RayOptions, embed_jobs_ray, prepare_ray
 from .publish.adaptive_attack import reading_prep_in_background
 from .publish.bundle import check_publishable
 from .publish.evaluate import fit_reading, load_reading
+from .text.entity_cache import forget_read_spans
 from .text.loading import check_swappable, load_corpus
 
 Progress = Callable[[float, str], None]
@@ -100,6 +101,7 @@ def run_release(
     ``choose.prefetch``: the same vectors either way); ``ray``: embed them on Ray instead."""
     say = progress or _quiet
     timings: dict[str, float] = {}
+    forget_read_spans()  # the preparation is done: its NER spans are not read again
     config, note = search_for_goal(config)
     start = time.perf_counter()
     say(0.0, "Applying roles and fitting the spherical mixture")

@@ -80,3 +80,34 @@ def test_a_streaming_run_reads_each_shard_once(tmp_path, nlp, monkeypatch):
     spans = EntityCache(tmp_path, fp).extract(["Tesla is in Austin."], counting, DEFAULT_LABEL_MAP)
     assert reads == [other.name] and counting.seen == 0
     assert spans[0][0].text == "Tesla"
+
+
+def test_a_release_lets_go_of_the_spans_its_preparation_read(tmp_path, nlp, monkeypatch):
+    """Issue 21: the spans a preparation read stayed in the process (``_READ``) through the
+    whole release, which tags no text (37 MB at 10k passages, ~0.37 GB at 100k). The release
+    lets them go before its first step; a later cache reads its folder again, same spans."""
+    from neswap_core import run_release as runner
+    from neswap_core.text import entity_cache
+
+    fp = pipeline_fingerprint(nlp, DEFAULT_LABEL_MAP)
+    text = "Apple opened a store in Paris."
+    first = EntityCache(tmp_path, fp).extract([text], nlp, DEFAULT_LABEL_MAP)
+    EntityCache(tmp_path, fp).extract([text], nlp, DEFAULT_LABEL_MAP)  # read from the folder
+    assert entity_cache._READ
+
+    class Reached(Exception):
+        pass
+
+    held = []
+
+    def first_step(config):
+        held.append(len(entity_cache._READ))
+        raise Reached
+
+    monkeypatch.setattr(runner, "search_for_goal", first_step)
+    with pytest.raises(Reached):
+        runner.run_release(None, None, None)
+    assert held == [0]
+    counting = CountingNLP(nlp)
+    assert EntityCache(tmp_path, fp).extract([text], counting, DEFAULT_LABEL_MAP) == first
+    assert counting.seen == 0
