@@ -595,3 +595,13 @@ def test_the_in_corpus_folds_share_each_term_they_know(data, tmp_path):
     texts = [changed[int(p)] for p in positions]
     assert np.array_equal(back.log_proba_at(positions, texts), model.log_proba_at(positions, texts))
     assert np.array_equal(back.oof_log_proba_, model.oof_log_proba_)
+
+
+def test_scorers_of_an_empty_corpus_measure_nothing_without_error(data):
+    """Measured by blocks of documents, a corpus with no passages has no block: every share
+    is NaN (nothing to name), no error (a whole-document family split zero documents)."""
+    (rt, rl, rd), _, _ = data
+    panel = AttackerPanel(["word", "retrieval"], lineup=4).fit(rt, rl, rd)
+    for name, scorer in family_scorers(panel, [], [], []).items():
+        m = scorer.score({})
+        assert np.isnan(m.chunk_top1) and np.isnan(m.document_accuracy) and m.n_documents == 0, name

@@ -141,11 +141,9 @@ class DocumentFamilyScorer(ReleaseScorer):
         self.member_ = sparse.csr_matrix((np.ones(n), (self.doc_index_, np.arange(n))),
                                          shape=(len(self.documents_), n))  # fmt: skip
         self.doc_counts_ = (self.member_ @ self.counts_).tocsr()
-        parts = []
-        for docs in np.array_split(np.arange(len(self.documents_)), -(-len(self.documents_) // SCORE_BLOCK)):
-            if len(docs):
-                parts.append((docs, self._doc_rows(docs, self.doc_counts_[docs])))
-        self._keep_documents(parts)
+        n_docs = len(self.documents_)
+        blocks = np.array_split(np.arange(n_docs), -(-n_docs // SCORE_BLOCK)) if n_docs else []
+        self._keep_documents([(docs, self._doc_rows(docs, self.doc_counts_[docs])) for docs in blocks])
 
     def _doc_rows(self, docs: np.ndarray, counts) -> np.ndarray:
         return mask_rows(self.family.doc_scores(counts), self.doc_y_[docs], self.lineup_)
