@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..errors import ConfigError
 from .attack_scores import ReleaseScorer
+from .lineups import SCORE_BLOCK
 
 if TYPE_CHECKING:  # the attackers' module imports scikit-learn (1.5 s): the Check page's views
     from .attack import CrossFittedAttacker  # of kept figures need none of it (issue 21)
@@ -35,20 +36,30 @@ class DocumentView:
     words: pd.Series  # term -> weight for the true company (largest first)
 
 
-def _released(scorer: ReleaseScorer, changed: Mapping[int, str], rows: np.ndarray) -> tuple[list[str], np.ndarray]:
-    """Released texts of every chunk, and the released corpus's log-probabilities of the chunks
-    ``rows`` (in that order: never the whole passages × companies matrix, issue 21)."""
+def _released_texts(scorer: ReleaseScorer, changed: Mapping[int, str]) -> tuple[list[str], np.ndarray, list[str]]:
+    """Released texts of every chunk, and the changed positions and texts (``_changed``)."""
     texts = list(scorer.texts)
     pos, new = scorer._changed(changed)
     for p, t in zip(pos, new, strict=True):
         texts[p] = t
+    return texts, pos, new
+
+
+def _released(scorer: ReleaseScorer, pos: np.ndarray, new: list[str], rows: np.ndarray,
+              where: np.ndarray) -> np.ndarray:
+    """The released corpus's log-probabilities of the chunks ``rows`` (in that order), the
+    changed ones (``pos``, ``new``) scored again: never the whole passages × companies matrix
+    (issue 21), the caller asks for a block of documents at a time. ``where``: −1 for every
+    passage (scratch, left as found)."""
     log_p = scorer.log_proba_rows(rows)
-    where = np.full(len(texts), -1, dtype=np.int64)
     where[rows] = np.arange(len(rows))
-    mine = np.flatnonzero(where[pos] >= 0) if len(pos) else np.zeros(0, dtype=np.int64)
-    if len(mine):
-        log_p[where[pos[mine]]] = scorer.released_log_proba(pos[mine], [new[i] for i in mine])
-    return texts, log_p
+    try:
+        mine = np.flatnonzero(where[pos] >= 0) if len(pos) else np.zeros(0, dtype=np.int64)
+        if len(mine):
+            log_p[where[pos[mine]]] = scorer.released_log_proba(pos[mine], [new[i] for i in mine])
+    finally:
+        where[rows] = -1
+    return log_p
 
 
 def _term_weights(scorer: ReleaseScorer, texts: list[str], positions: np.ndarray, label: str):
@@ -102,42 +113,60 @@ def document_views(
     members = document_rows(scorer.doc_index_, len(scorer.documents_))
     wanted = None if doc_ids is None else {str(d) for d in doc_ids}
     shown = [d for d, doc_id in enumerate(scorer.documents_) if wanted is None or str(doc_id) in wanted]
-    rows_shown = np.concatenate([members[d] for d in shown]) if shown else np.zeros(0, dtype=np.int64)
-    texts, lp_shown = _released(scorer, changed, rows_shown)
-    start = np.cumsum([0] + [len(members[d]) for d in shown])
-    log_p_of = {d: lp_shown[start[i] : start[i + 1]] for i, d in enumerate(shown)}
+    texts, pos, new = _released_texts(scorer, changed)
     # named / predicted as the scorer measures documents (sums of chunk log-probabilities, or a
     # whole-document family's own score: measure/panel_scorers.py)
     docs = scorer.score(changed).documents
-    changed_pos = set(scorer._changed(changed)[0].tolist())
+    changed_pos = set(pos.tolist())
     views = []
-    for d in shown:
-        doc_id, rows, log_p = scorer.documents_[d], members[d], log_p_of[d]
-        y = scorer.doc_y_[d]
-        true_lp = log_p[:, y] if y >= 0 else np.full(len(rows), -np.inf)
-        order = np.argsort(-true_lp, kind="stable")[:n_chunks]
-        chunks = pd.DataFrame(
-            {
-                "position": rows[order],
-                "log_prob_true": true_lp[order],
-                "named": (log_p[order].argmax(axis=1) == y) if y >= 0 else False,
-                "changed": [int(p) in changed_pos for p in rows[order]],
-                "text": [texts[p] for p in rows[order]],
-            }
-        )
-        label = str(scorer.doc_labels_[d])
-        words = _top_words(scorer, [texts[p] for p in rows], rows, label, n_words)
-        views.append(
-            DocumentView(
-                doc_id=str(doc_id),
-                company=label,
-                named=bool(docs["named"].iloc[d]),
-                predicted=str(docs["predicted"].iloc[d]),
-                chunks=chunks,
-                words=words,
-            )
-        )
+    where = np.full(len(texts), -1, dtype=np.int64)
+    for block in _document_blocks(shown, members):
+        rows_block = np.concatenate([members[d] for d in block])
+        lp_block = _released(scorer, pos, new, rows_block, where)
+        start = np.cumsum([0] + [len(members[d]) for d in block])
+        for i, d in enumerate(block):
+            views.append(_view(scorer, d, members[d], lp_block[start[i] : start[i + 1]], texts,
+                               changed_pos, docs, n_chunks, n_words))  # fmt: skip
     return views
+
+
+def _document_blocks(shown: list[int], members: list[np.ndarray]) -> list[list[int]]:
+    """``shown`` documents in order, cut into blocks of about ``SCORE_BLOCK`` passages."""
+    blocks: list[list[int]] = []
+    size = SCORE_BLOCK
+    for d in shown:
+        if size >= SCORE_BLOCK:
+            blocks.append([])
+            size = 0
+        blocks[-1].append(d)
+        size += len(members[d])
+    return blocks
+
+
+def _view(scorer: ReleaseScorer, d: int, rows: np.ndarray, log_p: np.ndarray, texts: list[str],
+          changed_pos: set[int], docs: pd.DataFrame, n_chunks: int, n_words: int) -> DocumentView:
+    """Document ``d``'s view from its passages' (``rows``) released log-probabilities."""
+    y = scorer.doc_y_[d]
+    true_lp = log_p[:, y] if y >= 0 else np.full(len(rows), -np.inf)
+    order = np.argsort(-true_lp, kind="stable")[:n_chunks]
+    chunks = pd.DataFrame(
+        {
+            "position": rows[order],
+            "log_prob_true": true_lp[order],
+            "named": (log_p[order].argmax(axis=1) == y) if y >= 0 else False,
+            "changed": [int(p) in changed_pos for p in rows[order]],
+            "text": [texts[p] for p in rows[order]],
+        }
+    )
+    label = str(scorer.doc_labels_[d])
+    return DocumentView(
+        doc_id=str(scorer.documents_[d]),
+        company=label,
+        named=bool(docs["named"].iloc[d]),
+        predicted=str(docs["predicted"].iloc[d]),
+        chunks=chunks,
+        words=_top_words(scorer, [texts[p] for p in rows], rows, label, n_words),
+    )
 
 
 def views_frame(views: list[DocumentView], chunk_ids: list[str] | None = None) -> pd.DataFrame:
