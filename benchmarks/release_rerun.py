@@ -14,7 +14,9 @@ each stage's seconds, the main process's peak resident memory (VmHWM) and peak a
 (sampled every 0.2 s: what the process itself allocated, not the memory-mapped caches) and
 the stage it was reached in, the load. ``--write``: then ``write_release`` into the folder's
 ``out/``, its memos removed first too (the bundle's key tables, leak scan, attack report on
-every document, audit, adaptive attacker): its seconds and the peak.
+every document, audit, adaptive attacker): its seconds and its peaks (resident and anonymous,
+from the start of the writing). ``--warm-release`` (with ``--write``): ``run_release``'s own
+memos are kept, so it reads its release back and only the writing is cold.
 """
 
 from __future__ import annotations
@@ -57,6 +59,9 @@ def main() -> int:
     ap.add_argument("--chunks", type=int, required=True, help="the size it was run at (its reading's seed)")
     ap.add_argument("--write", action="store_true",
                     help="then write the release (bundle, attack report, audit, adaptive attacker), cold too")
+    ap.add_argument("--warm-release", action="store_true",
+                    help="keep what run_release computed (its memos, read back: the writer's "
+                         "figures alone, cold, in minutes); with --write")
     args = ap.parse_args()
     from protecting_scale import DEV
 
@@ -70,7 +75,8 @@ def main() -> int:
 
     work = Path(args.folder)
     cache = work / "cache"
-    for cold in [*(cache / c for c in (*COLD, *(WRITE_COLD if args.write else ()))), *cache.glob("*/prefetch")]:
+    computed = () if args.warm_release else (*COLD, *cache.glob("*/prefetch"))
+    for cold in [*(cache / c for c in (*computed, *(WRITE_COLD if args.write else ())))]:
         shutil.rmtree(cold, ignore_errors=True)
     pool = sentence_pool(clean_corpus(load_corpus(DEV)).corpus)
     spec_file = work / "synthetic.json"  # protecting_scale.py's --company-words
@@ -118,9 +124,12 @@ def main() -> int:
     if args.write:
         from neswap_core.publish.writer import write_release
 
-        start = time.perf_counter()
+        written = time.perf_counter()
+        Path("/proc/self/clear_refs").write_text("5")
         write_release(result, work / "out")
-        print(f"write {time.perf_counter() - start:.1f} s; peak {_status('VmHWM'):.2f} GB resident; load "
+        during = [gb for t, gb in list(samples) if t >= written - start]
+        print(f"write {time.perf_counter() - written:.1f} s; peak {_status('VmHWM'):.2f} GB resident, "
+              f"{max(during, default=float('nan')):.2f} GB anonymous; load "
               f"{'/'.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
     return 0
 
