@@ -284,3 +284,56 @@ def test_the_sample_s_confidence_statement_holds_for_its_draws():
         assert len(names) == audited and len(rows) == len(groups)
         missed += not (bad & set(names))
     assert missed / 2_000 <= 0.05
+
+
+def test_the_atoms_distances_are_made_in_place_by_rows_the_whole_matrix_s_numbers():
+    """Issue 21: the audit's atoms held five M × M arrays at once (the Gram products, their
+    scale, the squared distances, the distances and a ranked copy, plus an M × M index matrix
+    of the neighbour search): 2.5 GB at the 8,000 atoms of a full sample. Made in place a block
+    of rows at a time, the peak is about the one matrix kept, and every distance, neighbour list
+    and reference search is the whole-matrix algebra's, bit for bit (computed here whole)."""
+    import tracemalloc
+
+    from neswap_core.measure import renyi
+
+    rng = np.random.default_rng(5)
+    m, d = 1500, 64
+    x = rng.normal(size=(m, d))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    x[600:800] = x[:200] + 1e-4 * rng.normal(size=(200, d))  # near-duplicates: recomputed pairs
+    x[800:850] = x[:50]  # identical rows: one atom
+    tracemalloc.start()
+    try:
+        atoms = renyi.pool_atoms(x)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    matrix = atoms.distances.nbytes
+    assert peak < 2.2 * matrix, (peak, matrix)  # five matrices (and the index one) before
+    # the whole-matrix algebra
+    p = atoms.points
+    sq = np.einsum("ij,ij->i", p, p)
+    scale = sq[:, None] + sq[None, :]
+    d2 = np.maximum(scale - 2.0 * p @ p.T, 0.0)
+    ci, cj = np.nonzero(d2 < 1e-3 * scale)
+    diff = p[ci] - p[cj]
+    d2[ci, cj] = np.einsum("ij,ij->i", diff, diff)
+    whole = np.sqrt(d2)
+    assert len(ci) > len(p)  # near-duplicate pairs beyond the diagonal were recomputed
+    assert np.array_equal(atoms.distances, whole)
+    ranked = whole.copy()
+    np.fill_diagonal(ranked, -1.0)
+    width = renyi.NEIGHBOURS
+    part = np.argpartition(ranked, width, axis=1)[:, : width + 1]
+    part = np.take_along_axis(part, np.argsort(np.take_along_axis(ranked, part, 1), axis=1), 1)
+    assert np.array_equal(atoms.order, part[:, 1:])
+    counts = np.zeros(atoms.n_atoms)
+    counts[rng.choice(atoms.n_atoms, 120, replace=False)] = 1
+    queries = rng.choice(atoms.n_atoms, 40, replace=False)
+    support = np.flatnonzero(counts > 0)
+    n, kth, k_eff = renyi._from_matrix(atoms, queries, counts, 5)
+    sub = whole[support][:, queries].T
+    own = support[np.minimum(np.searchsorted(support, queries), len(support) - 1)] == queries
+    sub[np.flatnonzero(own), np.searchsorted(support, queries)[own]] = np.inf
+    nearest = np.sort(sub, axis=1)[:, 4]
+    assert np.array_equal(whole[queries, kth], nearest) and (k_eff == 5).all()

@@ -79,32 +79,47 @@ def pool_atoms(x: np.ndarray, decimals: int = DECIMALS, neighbours: int = NEIGHB
     dist = _distances(points)
     m = len(points)
     width = min(neighbours, m - 1)
+    order = np.zeros((m, max(width, 0)), dtype=np.int64)
     if width > 0:
-        ranked = dist.copy()
-        np.fill_diagonal(ranked, -1.0)  # self first, then dropped
-        part = np.argpartition(ranked, width, axis=1)[:, : width + 1]
-        part = np.take_along_axis(part, np.argsort(np.take_along_axis(ranked, part, 1), axis=1), 1)
-        order = part[:, 1:]
-    else:
-        order = np.zeros((m, 0), dtype=np.int64)
+        diagonal = dist.diagonal().copy()
+        np.fill_diagonal(dist, -1.0)  # self first, then dropped (the matrix itself, given back)
+        try:
+            for lo in range(0, m, ROW_BLOCK):  # an M × M index matrix, M × M copy: issue 21
+                ranked = dist[lo : lo + ROW_BLOCK]
+                part = np.argpartition(ranked, width, axis=1)[:, : width + 1]
+                part = np.take_along_axis(part, np.argsort(np.take_along_axis(ranked, part, 1), axis=1), 1)
+                order[lo : lo + ROW_BLOCK] = part[:, 1:]
+        finally:
+            np.fill_diagonal(dist, diagonal)
     return Atoms(points, inverse.reshape(-1), dist, order)
+
+
+#: Rows of the M × M distance work done at once: the matrix is the audit's one M × M array
+#: (8·M² bytes, 0.5 GB at 8,000 atoms); its temporaries are ``ROW_BLOCK`` rows (issue 21).
+ROW_BLOCK = 512
 
 
 def _distances(points: np.ndarray, block: int = 200_000) -> np.ndarray:
     """All pairwise Euclidean distances: Gram products, and exact differences for close pairs.
 
     ‖a‖² + ‖b‖² − 2a·b loses about log₁₀((‖a‖² + ‖b‖²)/‖a − b‖²) digits, so pairs closer than
-    3 % of their norms (near-duplicates) are recomputed from the coordinates.
+    3 % of their norms (near-duplicates) are recomputed from the coordinates. Made in place in
+    the Gram matrix, ``ROW_BLOCK`` rows at a time (the same numbers as whole-matrix algebra).
     """
     sq = np.einsum("ij,ij->i", points, points)
-    scale = sq[:, None] + sq[None, :]
-    d2 = np.maximum(scale - 2.0 * points @ points.T, 0.0)
-    close_i, close_j = np.nonzero(d2 < 1e-3 * scale)
-    for start in range(0, close_i.size, block):
-        i, j = close_i[start : start + block], close_j[start : start + block]
-        diff = points[i] - points[j]
-        d2[i, j] = np.einsum("ij,ij->i", diff, diff)
-    return np.sqrt(d2)
+    d2 = (2.0 * points) @ points.T  # (2a)·b: one general product, as the whole-matrix algebra
+    for lo in range(0, len(points), ROW_BLOCK):
+        rows = d2[lo : lo + ROW_BLOCK]
+        scale = sq[lo : lo + ROW_BLOCK, None] + sq[None, :]
+        np.subtract(scale, rows, out=rows)
+        np.maximum(rows, 0.0, out=rows)
+        close_i, close_j = np.nonzero(rows < 1e-3 * scale)
+        close_i += lo
+        for start in range(0, close_i.size, block):
+            i, j = close_i[start : start + block], close_j[start : start + block]
+            diff = points[i] - points[j]
+            d2[i, j] = np.einsum("ij,ij->i", diff, diff)
+    return np.sqrt(d2, out=d2)
 
 
 def _from_lists(atoms: Atoms, queries: np.ndarray, counts: np.ndarray, k: int):
@@ -125,7 +140,7 @@ def _from_lists(atoms: Atoms, queries: np.ndarray, counts: np.ndarray, k: int):
 def _from_matrix(atoms: Atoms, queries: np.ndarray, counts: np.ndarray, k: int):
     """n, k-th neighbour and k_eff by sorting the distances to the reference's atoms."""
     support = np.flatnonzero(counts > 0)
-    sub = atoms.distances[support][:, queries].T  # symmetric: gather whole rows first (faster)
+    sub = atoms.distances[np.ix_(support, queries)].T  # the same entries, no |support| × M copy
     at = np.minimum(np.searchsorted(support, queries), len(support) - 1)
     own = support[at] == queries
     sub[np.flatnonzero(own), at[own]] = np.inf  # never y itself
