@@ -209,10 +209,12 @@ def family_scorers(panel: AttackerPanel, texts: Sequence[str], labels: Sequence[
             continue
         vecs = None
         if fam.needs_vectors:
+            # as given (float32, often the preparation's mapped file): a float64 copy of every
+            # vector was 0.3 GB at 100k (issue 21); rows are widened exactly when looked up
             if vectors is not None:
-                vecs = np.asarray(vectors, np.float64)
+                vecs = np.asarray(vectors)
             elif embed is not None:
-                vecs = np.asarray(embed(list(texts)), np.float64)
+                vecs = np.asarray(embed(list(texts)))
             else:
                 continue  # no way to embed: the embedding family is left out
         attacker = FamilyAttacker(fam, texts, vecs, embed)
