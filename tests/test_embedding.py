@@ -243,3 +243,42 @@ def test_real_minilm_vectors_and_cache(tmp_path):
     w = Embedder(config.DEFAULT_EMBEDDING_MODEL, tmp_path).encode(texts[::-1])
     np.testing.assert_array_equal(w, v[::-1])
     assert emb.dimension == 384
+
+
+def test_threads_sharing_one_embedder_get_each_text_s_own_vector():
+    """A release fits its attackers in a thread beside the candidates' embedding (run_release),
+    and the app's sessions share one embedder: blocks added by two threads at once must not
+    take the same block number (one's keys mapped to the other's vectors)."""
+    import threading
+    import time
+
+    class SlowList(list):
+        """The cache's blocks, each append a moment late: another thread may run in between."""
+
+        def append(self, item) -> None:
+            time.sleep(0.002)
+            super().append(item)
+
+    embedder = Embedder("fake", None, model=FakeModel())  # in memory
+    embedder.cache._blocks = SlowList()
+    texts = [[f"t{k}-{i}" for i in range(3)] for k in range(40)]
+    start = threading.Barrier(4)
+    failures: list[BaseException] = []
+
+    def add(part: list[list[str]]) -> None:
+        try:
+            start.wait()
+            for group in part:
+                embedder.encode(group)
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=add, args=(texts[k::4],)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures
+    everything = [t for group in texts for t in group]
+    got = embedder.encode(everything)
+    np.testing.assert_allclose(got, expected(FakeModel(), everything), rtol=1e-6)

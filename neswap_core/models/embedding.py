@@ -23,6 +23,7 @@ import os
 import re
 import secrets
 import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -169,30 +170,50 @@ def _model_folder(model_name: str) -> str:
 
 
 class EmbeddingCache:
-    """Key -> vector store; in memory only when ``directory`` is None, else sharded on disk."""
+    """Key -> vector store; in memory only when ``directory`` is None, else sharded on disk.
+
+    Thread-safe: a release fits its attackers in a thread beside the candidates' walk and
+    embedding (``run_release``), and the app's sessions share one embedder; two threads adding
+    blocks at once could otherwise both take the same block number and map one's keys to the
+    other's vectors."""
 
     def __init__(self, directory: str | Path | None = None) -> None:
         self.directory = Path(directory) if directory is not None else None
         self._index: dict[bytes, tuple[int, int]] | None = None
         self._blocks: list[np.ndarray] = []
         self.dimension: int | None = None
+        self._lock = threading.RLock()
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}  # a lock does not pickle
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
 
     def __len__(self) -> int:
-        return len(self._ensure_loaded())
+        with self._lock:
+            return len(self._ensure_loaded())
 
     def load(self) -> None:
         """Read the shards' keys now (otherwise done on the first lookup)."""
-        self._ensure_loaded()
+        with self._lock:
+            self._ensure_loaded()
 
     def lookup(self, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
         """The cached vectors of those ``keys`` that are present."""
-        index = self._ensure_loaded()
-        return {k: self._blocks[index[k][0]][index[k][1]] for k in keys if k in index}
+        with self._lock:
+            index = self._ensure_loaded()
+            return {k: self._blocks[index[k][0]][index[k][1]] for k in keys if k in index}
 
     def add(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
         """Remember new vectors (in memory, and as one new shard on disk)."""
         if len(keys) == 0:
             return
+        with self._lock:
+            self._add(keys, vectors)
+
+    def _add(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         index = self._ensure_loaded()
         if self.dimension not in (None, vectors.shape[1]):
@@ -211,9 +232,10 @@ class EmbeddingCache:
 
     def clear(self) -> None:
         """Forget every vector, on disk too."""
-        for path in self._shard_keys():
-            _remove_shard(path)
-        self._index, self._blocks, self.dimension = {}, [], None
+        with self._lock:
+            for path in self._shard_keys():
+                _remove_shard(path)
+            self._index, self._blocks, self.dimension = {}, [], None
 
     # --- internals -------------------------------------------------------------------------
     def _append_block(self, index: dict[bytes, tuple[int, int]], keys: list[bytes], vectors: np.ndarray) -> None:
@@ -393,11 +415,21 @@ class Embedder:
         self.cache = EmbeddingCache(folder)
         self.n_cached_hits = 0
         self.n_embedded = 0
+        self._loading = threading.Lock()  # two threads' first calls load the model once
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_loading"}  # a lock does not pickle
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._loading = threading.Lock()
 
     @property
     def model(self) -> TextEncoder:
         if self._model is None:
-            self._model = load_encoder(self.model_name, self.backend, self.cache_dir)
+            with self._loading:
+                if self._model is None:
+                    self._model = load_encoder(self.model_name, self.backend, self.cache_dir)
         return self._model
 
     @property
