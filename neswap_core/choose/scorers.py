@@ -9,7 +9,9 @@ chunks themselves; their fits and pre-release scores are kept on disk by what th
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import sklearn
@@ -82,6 +84,49 @@ def build_scorers(
     if key is not None and set(pre) != set(scorers):
         memo.put(key, {name: pre_scores(s) for name, s in scorers.items()})
     return scorers
+
+
+class ScorersInBackground:
+    """``build_scorers`` started in a thread, its scorers taken with ``result()`` (issue 21).
+
+    The attackers need neither the sweep nor the candidates' walk (``choose.prefetch``), and
+    the walk leaves a core idle for minutes: its terms, pairing, levels and measures run in one
+    process (at 30,000 passages about 156 of its 407 s), while the attackers' fits run in
+    worker processes (179 s after the walk). Started before the walk, the fits fill that core.
+    The scorers are the same objects ``build_scorers`` makes in the caller's thread: each
+    attacker's fit and scores depend on its inputs alone (the fits run under one BLAS thread
+    wherever they run; ``models.fit_processes``), and the caches both threads share are
+    thread-safe (the embedding cache, the row memos). ``seconds``: the thread's own wall time."""
+
+    def __init__(self, build: Callable[[], dict]) -> None:
+        self._build, self.seconds = build, float("nan")
+        self._out: dict | None = None
+        self._error: BaseException | None = None
+        self._started = time.perf_counter()
+        self._thread = threading.Thread(target=self._run, name="attackers", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._out = self._build()
+        except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread by result()
+            self._error = exc
+        finally:
+            self.seconds = time.perf_counter() - self._started
+
+    def result(self) -> dict:
+        """The scorers, once fitted (the thread's error, if it failed, raised here)."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._out is not None
+        return self._out
+
+    def abandon(self, wait: bool = True) -> None:
+        """The caller failed: wait for the thread (by default: no fit outlives the call, so a
+        release started next does not share the cores with it), its own outcome unused."""
+        if wait:
+            self._thread.join()
 
 
 def pre_scores_key(texts, labels, docs, reading, *, in_corpus: bool, random_state: int,
