@@ -12,7 +12,8 @@ reading's units and of the candidates' changed passages, so the prefetch's embed
 panel's MiniLM family are warm here (cold, at 30k: 46 s and most of the attackers' 594 s). Prints
 each stage's seconds, the main process's peak resident memory (VmHWM) and peak anonymous memory
 (sampled every 0.2 s: what the process itself allocated, not the memory-mapped caches) and
-the stage it was reached in, the load. ``--write``: then ``write_release`` into the folder's
+the stage it was reached in, the peak of the same summed over the process and its workers, the
+load. ``--write``: then ``write_release`` into the folder's
 ``out/``, its memos removed first too (the bundle's key tables, leak scan, attack report on
 every document, audit, adaptive attacker): its seconds and its peaks (resident and anonymous,
 from the start of the writing). ``--warm-release`` (with ``--write``): ``run_release``'s own
@@ -46,11 +47,26 @@ COLD = ("document_defence", "attacker_panels", "memo/document_builds", "memo/doc
         "memo/in_corpus_attackers", "memo/pre_release_scores")  # fmt: skip
 
 
-def _status(field: str) -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
+def _status(field: str, pid: int | str = "self") -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024**2
     return float("nan")
+
+
+def _tree_anonymous() -> float:
+    """GB of anonymous memory of this process and every process below it (its workers: the
+    attackers' fits, the defence's scoring, the embedding pool), summed."""
+    total, todo = 0.0, [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        try:
+            total += _status("RssAnon", pid)
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue  # a worker that ended meanwhile
+    return total
 
 
 def main() -> int:
@@ -94,6 +110,7 @@ def main() -> int:
     print(f"{len(prepared.chunks):,} chunks; preparation and reading back in "
           f"{time.perf_counter() - start:.1f} s", flush=True)
     peak_anon = [0.0, 0.0]  # GB, seconds into run_release when reached
+    peak_tree = [0.0]  # GB, the process and its workers, summed (sampled alike)
     samples: list[tuple[float, float]] = []  # (seconds into run_release, anonymous GB)
 
     def sample() -> None:
@@ -102,6 +119,7 @@ def main() -> int:
             samples.append((time.perf_counter() - start, anon))
             if anon > peak_anon[0]:
                 peak_anon[:] = [anon, time.perf_counter() - start]
+            peak_tree[0] = max(peak_tree[0], _tree_anonymous())
             time.sleep(0.2)
 
     start = time.perf_counter()
@@ -113,14 +131,15 @@ def main() -> int:
           f"resident, {peak_anon[0]:.2f} GB anonymous; load {'/'.join(f'{x:.1f}' for x in os.getloadavg())}")
     at, stage_of_peak = 0.0, "after the stages"
     for stage, seconds in result.timings.get("release", {}).items():
-        # a part of the prefetch, or the attackers' own time beside it: not a stage of its own
-        inner = stage.startswith("prefetch ") or stage.endswith(" in all")
+        # a part of the prefetch or of the attackers' stage: not a stage of its own
+        inner = stage.startswith("prefetch ") or stage.startswith("attackers ")
         held = [gb for t, gb in list(samples) if at <= t < at + seconds] if not inner else []
         print(f"  {stage:20s} {seconds:8.1f} s" + (f"   peak anonymous {max(held):.2f} GB" if held else ""))
         if not inner and at <= peak_anon[1] < at + seconds:
             stage_of_peak = stage
         at += 0.0 if inner else seconds
-    print(f"peak anonymous memory {peak_anon[1]:.0f} s into run_release, in: {stage_of_peak}")
+    print(f"peak anonymous memory {peak_anon[1]:.0f} s into run_release, in: {stage_of_peak}; "
+          f"with its workers {peak_tree[0]:.2f} GB")
     print(_protection(result.candidates.table, result.choice.release_id), flush=True)
     if args.write:
         from neswap_core.publish.writer import write_release

@@ -9,8 +9,9 @@ by step over its caches (the same functions, so both write the same files):
 3. ``release_context``: roles applied, changed chunks re-embedded, mixture fitted (SPEC §3–§4);
 4. ``sweep_for_config``: the paper's candidates (J, t) and their M draws (SPEC §3, §5–§6);
 5. ``build_scorers``: the attackers (the reading one and the rest of the attacker panel when
-   the corpus has an ``attacker/`` folder, the in-corpus one always; SPEC §8, §12), fitted in
-   a thread from step 3 on, beside the prefetch's walk and the sweep (``ScorersInBackground``);
+   the corpus has an ``attacker/`` folder, the in-corpus one always; SPEC §8, §12), their fits
+   started after step 3 in a process beside the prefetch's walk and the sweep
+   (``choose.scorers.fit_attackers_ahead``) and read back here;
 6. ``build_candidates``: every candidate, the paper's and the plans', in one measured table;
 7. ``finish_release`` (choose/finish.py): the choice (pinned, goal or line; choose/chosen.py)
    and the release with the analyst's review applied, as a ``ReleaseResult``
@@ -19,7 +20,6 @@ by step over its caches (the same functions, so both write the same files):
 
 from __future__ import annotations
 
-import functools
 import sys
 import time
 import types
@@ -32,7 +32,7 @@ from .choose.finish import finish_release
 from .choose.goals import search_for_goal
 from .choose.prefetch import prefetch_candidates
 from .choose.result import ReleaseResult
-from .choose.scorers import ScorersInBackground, build_scorers
+from .choose.scorers import build_scorers, fit_attackers_ahead
 from .config import RunConfig
 from .generate.context import release_context
 from .generate.releases import sweep_for_config
@@ -109,14 +109,13 @@ def run_release(
     say(0.0, "Applying roles and fitting the spherical mixture")
     ctx, warnings = release_context(prepared.chunks, prepared.embeddings, embed, config)
     timings["mixture"] = time.perf_counter() - start
-    # the attackers are fitted beside the walk and the sweep, on the core they leave idle
-    attackers = ScorersInBackground(functools.partial(
-        build_scorers, ctx.chunks, reading, in_corpus=True, random_state=config.sweep.seed,
-        families=config.sweep.panel_families, embed=embed, vectors=ctx.embeddings,
-        cache_dir=config.prepare.cache_dir, lineup=config.sweep.lineup))  # fmt: skip
+    attackers = dict(random_state=config.sweep.seed, families=config.sweep.panel_families,
+                     embed=embed, cache_dir=config.prepare.cache_dir, lineup=config.sweep.lineup)
+    # fitted in a process of their own beside the walk and the sweep, on the cores they leave
+    fits = fit_attackers_ahead(ctx.chunks, reading, **attackers)
     try:
         start = time.perf_counter()
-        say(0.05, "Embedding the candidates' changed passages (the attackers training beside)")
+        say(0.05, "Embedding the candidates' changed passages")
         runner = None if ray is None else (lambda embedder, jobs: embed_jobs_ray(embedder, jobs, ray))
         units = getattr(reading, "units_", None)
         parts: dict[str, float] = {}
@@ -127,14 +126,17 @@ def run_release(
         start = time.perf_counter()
         sweep = sweep_for_config(ctx, config, lambda f, m: say(0.1 + 0.4 * f, m))
         timings["sweep"] = time.perf_counter() - start
-    except BaseException as exc:
-        attackers.abandon(wait=isinstance(exc, Exception))  # an interrupt stops at once
+    except BaseException:
+        if fits is not None:
+            fits.stop()  # the error is told at once; what was fitted whole stays kept
         raise
     start = time.perf_counter()
     say(0.5, "Training the attackers")
-    scorers = attackers.result()
-    timings["attackers"] = time.perf_counter() - start  # waited for after the sweep
-    timings["attackers in all"] = attackers.seconds  # beside the walk and the sweep
+    if fits is not None:
+        fits.wait()
+        timings["attackers ahead, waited for"] = time.perf_counter() - start
+    scorers = build_scorers(ctx.chunks, reading, in_corpus=True, vectors=ctx.embeddings, **attackers)
+    timings["attackers"] = time.perf_counter() - start
     start = time.perf_counter()
     units = getattr(reading, "units_", None)
     ahead = _adaptive_reading_ahead(config, units)  # on the core the table leaves idle

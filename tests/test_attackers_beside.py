@@ -1,24 +1,25 @@
-"""The attackers are fitted in a thread beside the candidates' walk and the sweep (issue 21,
-``choose.scorers.ScorersInBackground``): the same release, their errors raised, no fit left
-running when the release fails."""
+"""The attackers' fits run ahead, in a process beside the candidates' walk and the sweep
+(issue 21, ``choose.scorers.fit_attackers_ahead``): the same release whether they ran ahead,
+died on the way or did not run; an interrupted release stops them."""
 
 from __future__ import annotations
 
 import importlib
-import threading
+import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
 import pytest
 
+from neswap_core.choose import scorers as scorers_module
 from neswap_core.config import RunConfig
-from neswap_core.errors import NeswapError
 from tests.test_releases import embed, make_chunks
 
 runner = importlib.import_module("neswap_core.run_release")
 
 
-def _release(chunks, cache):
+def _release(chunks, cache: Path):
     prepared = SimpleNamespace(chunks=chunks, embeddings=embed([c.text for c in chunks]), raw=None,
                                clean=SimpleNamespace(corpus=None), timings={})  # fmt: skip
     cfg = RunConfig.of(roles={"Organization": "S", "Person": "F", "Product": "F", "Location": "F",
@@ -32,59 +33,75 @@ def _table(result) -> pd.DataFrame:
     return result.candidates.table.reset_index(drop=True)
 
 
-@pytest.mark.parametrize("order", ["during", "before"])
-def test_the_attackers_fitted_beside_the_walk_give_the_release_of_attackers_fitted_first(monkeypatch, tmp_path, order):
-    chunks = make_chunks(n_docs=4, per_doc=10, seed=3)
-    reference = _release(chunks, tmp_path / "reference")
-    started, finished = threading.Event(), threading.Event()
-    build = runner.build_scorers
+def _kept_attackers(cache: Path) -> list[Path]:
+    return sorted((cache / "memo" / "in_corpus_attackers").glob("*"))
 
-    def building(*args, **kwargs):
-        started.set()
-        try:
-            return build(*args, **kwargs)
-        finally:
-            finished.set()
 
-    def walk(*args, **kwargs):  # "during": the walk waits until the attackers are being fitted
-        assert (started if order == "during" else finished).wait(timeout=60), (
-            "the attackers were not fitted while the candidates' walk ran")
+@pytest.fixture(scope="module")
+def chunks():
+    return make_chunks(n_docs=4, per_doc=10, seed=3)
+
+
+@pytest.fixture(scope="module")
+def reference(chunks, tmp_path_factory):
+    return _release(chunks, tmp_path_factory.mktemp("reference"))  # 40 passages: none ahead
+
+
+def test_the_attackers_fitted_ahead_during_the_walk_give_the_same_release(monkeypatch, tmp_path, chunks, reference):
+    monkeypatch.setattr(scorers_module, "AHEAD_MIN_CHUNKS", 0)
+    seen = []
+
+    def walk(*args, **kwargs):  # waits until the process ahead has kept the in-corpus attacker
+        deadline = time.monotonic() + 120
+        while not _kept_attackers(tmp_path) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        seen.append(bool(_kept_attackers(tmp_path)))
         return 0
 
-    monkeypatch.setattr(runner, "build_scorers", building)
     monkeypatch.setattr(runner, "prefetch_candidates", walk)
-    result = _release(chunks, tmp_path / order)
-    assert "in-corpus" in result.scorers
+    result = _release(chunks, tmp_path)
+    assert seen == [True], "the attackers were not fitted while the candidates' walk ran"
     pd.testing.assert_frame_equal(_table(result), _table(reference))
     assert result.choice.release_id == reference.choice.release_id
-    timings = result.timings["release"]
-    assert timings["attackers in all"] >= 0 and timings["attackers"] >= 0
+    assert "attackers ahead, waited for" in result.timings["release"]
 
 
-def test_an_attackers_error_is_raised_by_the_release(monkeypatch, tmp_path):
-    def failing(*args, **kwargs):
-        raise NeswapError("the attackers could not be fitted")
+def test_fits_ahead_that_died_leave_the_release_the_same(monkeypatch, tmp_path, chunks, reference):
+    monkeypatch.setattr(scorers_module, "AHEAD_MIN_CHUNKS", 0)
+    start = scorers_module.fit_attackers_ahead
+    stopped = []
 
-    monkeypatch.setattr(runner, "build_scorers", failing)
-    with pytest.raises(NeswapError, match="could not be fitted"):
-        _release(make_chunks(n_docs=4, per_doc=10, seed=3), tmp_path)
+    def killed(*args, **kwargs):
+        fits = start(*args, **kwargs)
+        fits.stop()  # whatever it had done: build_scorers fits the rest
+        stopped.append(fits.process.exitcode)
+        return fits
+
+    monkeypatch.setattr(runner, "fit_attackers_ahead", killed)
+    result = _release(chunks, tmp_path)
+    assert stopped and stopped[0] is not None
+    pd.testing.assert_frame_equal(_table(result), _table(reference))
 
 
-def test_a_failed_walk_raises_its_own_error_once_the_attackers_have_stopped(monkeypatch, tmp_path):
-    finished = threading.Event()
-    build = runner.build_scorers
+def test_a_failed_walk_stops_the_fits_ahead_and_raises_its_own_error(monkeypatch, tmp_path, chunks):
+    monkeypatch.setattr(scorers_module, "AHEAD_MIN_CHUNKS", 0)
+    start = scorers_module.fit_attackers_ahead
+    started = []
 
-    def building(*args, **kwargs):
-        try:
-            return build(*args, **kwargs)
-        finally:
-            finished.set()
+    def keep(*args, **kwargs):
+        started.append(start(*args, **kwargs))
+        return started[-1]
 
     def walk(*args, **kwargs):
         raise RuntimeError("the walk failed")
 
-    monkeypatch.setattr(runner, "build_scorers", building)
+    monkeypatch.setattr(runner, "fit_attackers_ahead", keep)
     monkeypatch.setattr(runner, "prefetch_candidates", walk)
     with pytest.raises(RuntimeError, match="the walk failed"):
-        _release(make_chunks(n_docs=4, per_doc=10, seed=3), tmp_path)
-    assert finished.is_set()  # no fit outlives the failed release
+        _release(chunks, tmp_path)
+    assert started and started[0] is not None and not started[0].process.is_alive()
+
+
+def test_no_fits_ahead_without_a_cache_or_below_the_size(chunks):
+    assert scorers_module.fit_attackers_ahead(chunks, None, cache_dir=None) is None
+    assert scorers_module.fit_attackers_ahead(chunks, None, cache_dir="") is None  # 40 < 1,000
