@@ -54,6 +54,12 @@ def _status(field: str, pid: int | str = "self") -> float:
     return float("nan")
 
 
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of its workers that have ended (user + system)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def _tree_anonymous() -> float:
     """GB of anonymous memory of this process and every process below it (its workers: the
     attackers' fits, the defence's scoring, the embedding pool), summed."""
@@ -125,10 +131,12 @@ def main() -> int:
     start = time.perf_counter()
     threading.Thread(target=sample, daemon=True).start()
     Path("/proc/self/clear_refs").write_text("5")  # VmHWM from here
+    cpu = _cpu_seconds()
     result = run_release(prepared, config, embedder.encode, reading=attacker)
     wall = time.perf_counter() - start
-    print(f"run_release {wall:.1f} s, chosen {result.choice.release_id}; peak {_status('VmHWM'):.2f} GB "
-          f"resident, {peak_anon[0]:.2f} GB anonymous; load {'/'.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print(f"run_release {wall:.1f} s, {_cpu_seconds() - cpu:.0f} CPU-s with its workers, chosen "
+          f"{result.choice.release_id}; peak {_status('VmHWM'):.2f} GB resident, {peak_anon[0]:.2f} GB "
+          f"anonymous; load {'/'.join(f'{x:.1f}' for x in os.getloadavg())}")
     at, stage_of_peak = 0.0, "after the stages"
     for stage, seconds in result.timings.get("release", {}).items():
         # a part of the prefetch or of the attackers' stage: not a stage of its own
