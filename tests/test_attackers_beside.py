@@ -102,6 +102,10 @@ def test_a_failed_walk_stops_the_fits_ahead_and_raises_its_own_error(monkeypatch
     assert started and started[0] is not None and not started[0].process.is_alive()
 
 
-def test_no_fits_ahead_without_a_cache_or_below_the_size(chunks):
+def test_no_fits_ahead_without_a_cache_or_outside_the_sizes(chunks, tmp_path):
     assert scorers_module.fit_attackers_ahead(chunks, None, cache_dir=None) is None
-    assert scorers_module.fit_attackers_ahead(chunks, None, cache_dir="") is None  # 40 < 1,000
+    assert scorers_module.fit_attackers_ahead(chunks, None, cache_dir=str(tmp_path)) is None  # 40 < 1,000
+    # above the size whose fits beside the walk would add more memory than the sweep may use
+    assert scorers_module.fit_attackers_ahead(chunks, None, cache_dir=str(tmp_path), min_chunks=0,
+                                              max_chunks=len(chunks) - 1) is None  # fmt: skip
+    assert not list(tmp_path.iterdir())  # nothing started, nothing written

@@ -101,6 +101,12 @@ def _fits(texts, labels, docs, units, *, in_corpus: bool, random_state: int, fam
 #: Passages from which ``run_release`` fits the attackers ahead (``fit_attackers_ahead``): the
 #: corpora whose candidates it walks first (``choose.candidates.PREFETCH_MIN_CHUNKS``).
 AHEAD_MIN_CHUNKS = 1_000
+#: And up to which: the fits' processes add their memory to the walk's instead of following it
+#: (summed over the run's processes: 2.52 -> 3.21 GB at 10,000 passages, 3.49 -> 4.56 at 30,000;
+#: one worker instead of two saved only 0.24 of it and cost 30 s). Read linearly, past about
+#: 70,000 passages that sum would leave the 8 GB the sweep is allowed at 100,000 (issue 21),
+#: which it keeps without them (about 6.9 GB, read alike); 50,000 keeps a margin.
+AHEAD_MAX_CHUNKS = 50_000
 #: Niceness of the process that fits them ahead: the walk, which the release waits for first,
 #: keeps its cores whenever it needs them, and the fits take what it leaves.
 AHEAD_NICE = 10
@@ -128,7 +134,7 @@ class AttackersAhead:
 def fit_attackers_ahead(chunks: Sequence[Chunk], reading, *, random_state: int = 0,
                         families: Sequence[str] = ("word",), embed=None, cache_dir: str | None = "",
                         lineup: int | None = LINEUP_COMPANIES,
-                        min_chunks: int | None = None) -> AttackersAhead | None:
+                        min_chunks: int | None = None, max_chunks: int | None = None) -> AttackersAhead | None:
     """Start fitting, in a spawned process, what ``build_scorers`` (same arguments) fits — the
     panel's families on the reading units and the in-corpus attacker — into their disk caches,
     so that ``build_scorers`` called later reads them back (issue 21).
@@ -139,13 +145,16 @@ def fit_attackers_ahead(chunks: Sequence[Chunk], reading, *, random_state: int =
     process they slowed the walk by more than they saved (both are Python, one interpreter
     lock: the 10k run took 242 s against 211); a process of its own, at a lower priority, takes
     only the cores the walk leaves. Not started (None) without a cache folder, below
-    ``min_chunks`` passages (default ``AHEAD_MIN_CHUNKS``), with fewer than two CPUs, when
-    everything is kept already, or when the embedding family's model could not be loaded by
-    another process (a model handed in)."""
+    ``min_chunks`` passages (default ``AHEAD_MIN_CHUNKS``) or above ``max_chunks``
+    (``AHEAD_MAX_CHUNKS``: the memory the fits would add beside the walk's), with fewer than two
+    CPUs, or when the embedding family's model could not be loaded by another process (a model
+    handed in)."""
     from ..models.embedding_pool import poolable
 
     cache = resolve_cache_dir(cache_dir)
-    if cache is None or len(chunks) < (AHEAD_MIN_CHUNKS if min_chunks is None else min_chunks):
+    low = AHEAD_MIN_CHUNKS if min_chunks is None else min_chunks
+    high = AHEAD_MAX_CHUNKS if max_chunks is None else max_chunks
+    if cache is None or not low <= len(chunks) <= high:
         return None
     if (os.cpu_count() or 1) < 2 or multiprocessing.current_process().daemon:
         return None
