@@ -139,8 +139,7 @@ def main() -> int:
           f"anonymous; load {'/'.join(f'{x:.1f}' for x in os.getloadavg())}")
     at, stage_of_peak = 0.0, "after the stages"
     for stage, seconds in result.timings.get("release", {}).items():
-        # a part of the prefetch or of the attackers' stage: not a stage of its own
-        inner = stage.startswith("prefetch ") or stage.startswith("attackers ")
+        inner = stage.startswith("prefetch ")  # a part of the prefetch, not a stage of its own
         held = [gb for t, gb in list(samples) if at <= t < at + seconds] if not inner else []
         print(f"  {stage:20s} {seconds:8.1f} s" + (f"   peak anonymous {max(held):.2f} GB" if held else ""))
         if not inner and at <= peak_anon[1] < at + seconds:

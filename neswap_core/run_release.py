@@ -9,9 +9,7 @@ by step over its caches (the same functions, so both write the same files):
 3. ``release_context``: roles applied, changed chunks re-embedded, mixture fitted (SPEC §3–§4);
 4. ``sweep_for_config``: the paper's candidates (J, t) and their M draws (SPEC §3, §5–§6);
 5. ``build_scorers``: the attackers (the reading one and the rest of the attacker panel when
-   the corpus has an ``attacker/`` folder, the in-corpus one always; SPEC §8, §12), their fits
-   started after step 3 in a process beside the prefetch's walk and the sweep
-   (``choose.scorers.fit_attackers_ahead``) and read back here;
+   the corpus has an ``attacker/`` folder, the in-corpus one always; SPEC §8, §12);
 6. ``build_candidates``: every candidate, the paper's and the plans', in one measured table;
 7. ``finish_release`` (choose/finish.py): the choice (pinned, goal or line; choose/chosen.py)
    and the release with the analyst's review applied, as a ``ReleaseResult``
@@ -32,7 +30,7 @@ from .choose.finish import finish_release
 from .choose.goals import search_for_goal
 from .choose.prefetch import prefetch_candidates
 from .choose.result import ReleaseResult
-from .choose.scorers import build_scorers, fit_attackers_ahead
+from .choose.scorers import build_scorers
 from .config import RunConfig
 from .generate.context import release_context
 from .generate.releases import sweep_for_config
@@ -109,33 +107,24 @@ def run_release(
     say(0.0, "Applying roles and fitting the spherical mixture")
     ctx, warnings = release_context(prepared.chunks, prepared.embeddings, embed, config)
     timings["mixture"] = time.perf_counter() - start
-    attackers = dict(random_state=config.sweep.seed, families=config.sweep.panel_families,
-                     embed=embed, cache_dir=config.prepare.cache_dir, lineup=config.sweep.lineup)
-    # fitted in a process of their own beside the walk and the sweep, on the cores they leave
-    fits = fit_attackers_ahead(ctx.chunks, reading, **attackers)
-    try:
-        start = time.perf_counter()
-        say(0.05, "Embedding the candidates' changed passages")
-        runner = None if ray is None else (lambda embedder, jobs: embed_jobs_ray(embedder, jobs, ray))
-        units = getattr(reading, "units_", None)
-        parts: dict[str, float] = {}
-        prefetch_candidates(ctx, config, default_processes() if processes is None else processes,
-                            runner=runner, reading_units=units, timings=parts)  # fmt: skip
-        timings["prefetch"] = time.perf_counter() - start
-        timings.update({f"prefetch {part}": seconds for part, seconds in parts.items()})
-        start = time.perf_counter()
-        sweep = sweep_for_config(ctx, config, lambda f, m: say(0.1 + 0.4 * f, m))
-        timings["sweep"] = time.perf_counter() - start
-    except BaseException:
-        if fits is not None:
-            fits.stop()  # the error is told at once; what was fitted whole stays kept
-        raise
+    start = time.perf_counter()
+    say(0.05, "Embedding the candidates' changed passages")
+    runner = None if ray is None else (lambda embedder, jobs: embed_jobs_ray(embedder, jobs, ray))
+    units = getattr(reading, "units_", None)
+    parts: dict[str, float] = {}
+    prefetch_candidates(ctx, config, default_processes() if processes is None else processes,
+                        runner=runner, reading_units=units, timings=parts)  # fmt: skip
+    timings["prefetch"] = time.perf_counter() - start
+    timings.update({f"prefetch {part}": seconds for part, seconds in parts.items()})
+    start = time.perf_counter()
+    sweep = sweep_for_config(ctx, config, lambda f, m: say(0.1 + 0.4 * f, m))
+    timings["sweep"] = time.perf_counter() - start
     start = time.perf_counter()
     say(0.5, "Training the attackers")
-    if fits is not None:
-        fits.wait()
-        timings["attackers ahead, waited for"] = time.perf_counter() - start
-    scorers = build_scorers(ctx.chunks, reading, in_corpus=True, vectors=ctx.embeddings, **attackers)
+    scorers = build_scorers(ctx.chunks, reading, in_corpus=True, random_state=config.sweep.seed,
+                            families=config.sweep.panel_families, embed=embed,
+                            vectors=ctx.embeddings, cache_dir=config.prepare.cache_dir,
+                            lineup=config.sweep.lineup)  # fmt: skip
     timings["attackers"] = time.perf_counter() - start
     start = time.perf_counter()
     units = getattr(reading, "units_", None)
