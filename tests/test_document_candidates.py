@@ -241,3 +241,55 @@ def test_a_cold_build_lets_each_level_go_once_it_is_kept(ctx, config, tmp_path, 
     for rid, level in held.items():
         assert [c.text for c in built.results[rid].chunks] == [c.text for c in level.chunks]
         assert built.results[rid].changes == level.changes
+
+
+def test_the_defender_fitted_beside_the_terms_gives_the_same_build(ctx, tmp_path, monkeypatch):
+    """The defender's fits in worker processes while this process scores the documents' terms
+    (``DefenderBeside``): the same plans, levels and rows as one after the other."""
+    from neswap_core.choose import document_candidates as dc
+    from neswap_core.models import fit_processes
+
+    reading = corpus({"Acme": 4, "Bolt": 4, "Cres": 4, "Dyna": 4}, chunks_per_doc=4, seed=9, prefix="r")
+    units = ([c.text for c in reading], [c.protected for c in reading], [c.doc_id for c in reading])
+    started = []
+    real_init = dc.DefenderBeside.__init__
+
+    def recorded(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        started.append(self.beside)
+
+    monkeypatch.setattr(dc.DefenderBeside, "__init__", recorded)
+    built = {}
+    for name, min_texts in (("serial", 10**9), ("beside", 0)):
+        monkeypatch.setattr(fit_processes, "MIN_TEXTS", min_texts)
+        config = RunConfig.of(document_levels=[0.05, 0.15, 0.3], document_min_z=0.0,
+                              cache_dir=str(tmp_path / name))  # fmt: skip
+        built[name] = document_candidates(ctx, config, units)
+    assert started == [False, True]
+    serial, beside = built["serial"], built["beside"]
+    assert serial.table.equals(beside.table)
+    a, b = serial.prep.plans, beside.prep.plans
+    assert list(a) == list(b)
+    for doc_id in a:
+        assert a[doc_id].order == b[doc_id].order
+        assert a[doc_id].fractions.tobytes() == b[doc_id].fractions.tobytes()
+    for rid in serial.results:
+        assert serial.results[rid].chunks == beside.results[rid].chunks
+        assert [c.key for c in serial.results[rid].changes] == [c.key for c in beside.results[rid].changes]
+
+
+def test_an_error_of_the_defender_s_fit_beside_the_terms_reaches_the_caller(ctx, tmp_path, monkeypatch):
+    """A fit that fails in its thread is raised where the defence is built, not lost."""
+    from neswap_core.choose import document_candidates as dc
+    from neswap_core.models import fit_processes
+
+    def broken(*args, **kwargs):
+        raise MemoryError("the defender's fit ran out of memory")
+
+    monkeypatch.setattr(fit_processes, "MIN_TEXTS", 0)
+    monkeypatch.setattr(dc, "fitted_defender", broken)
+    reading = corpus({"Acme": 2, "Bolt": 2}, chunks_per_doc=4, seed=9, prefix="r")
+    units = ([c.text for c in reading], [c.protected for c in reading], [c.doc_id for c in reading])
+    config = RunConfig.of(document_levels=[0.05], document_min_z=0.0, cache_dir=str(tmp_path))
+    with pytest.raises(MemoryError, match="ran out of memory"):
+        document_candidates(ctx, config, units)

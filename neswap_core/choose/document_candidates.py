@@ -16,11 +16,14 @@ risk measure cannot see it — the measured attackers do.
 
 from __future__ import annotations
 
+import contextvars
 import pickle
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -30,10 +33,17 @@ from .. import mapped_pickle
 from ..config.defaults import LINEUP_COMPANIES
 from ..disk_memo import DiskMemo, content_key, repr_digest
 from ..generate.document import DefenceParams, DefenceResult
-from ..generate.document_budget import DefencePrep, DocumentDefender, defend, prepare_defence
+from ..generate.document_budget import (
+    DefencePrep,
+    DocumentDefender,
+    defence_terms,
+    defend,
+    rank_by_defender,
+)
 from ..generate.document_terms import TermModel
 from ..generate.releases import ReleaseContext
 from ..measure.lineups import effective_size, lineup_key
+from ..models.fit_processes import fit_processes
 from ..paths import resolve_cache_dir
 from .memo_keys import build_key, derived_key, run_key
 from .plan_grid import measure_row, total_words
@@ -216,6 +226,38 @@ def fitted_defender(units: tuple, random_state: int, cache_dir: Path | None,
     return kept
 
 
+class DefenderBeside:
+    """``fitted_defender(...)`` made in a thread while this one scores the documents' terms
+    and pairs them (``defence_terms``: no defender enters them), when the defender's fits run
+    in worker processes (``models.fit_processes``): the thread only waits for them, and the
+    core the workers leave idle (the fits are fewer than the cores at their tail) does the
+    terms — at 30,000 passages ~80 s of the walk in one process while the defender's fit took
+    ~100 s (issue 21). Below ``fit_processes``' size the fits would run in that thread under
+    the interpreter lock, so it is computed when ``result()`` is asked for: the same defender
+    either way (tests/test_document_candidates.py)."""
+
+    def __init__(self, units: tuple, random_state: int, cache_dir: Path | None, lineup: int | None):
+        self._fit = partial(fitted_defender, units, random_state, cache_dir, lineup)
+        self._pool: ThreadPoolExecutor | None = None
+        self._future: Future | None = None
+        if fit_processes(len(units[0]), 2) >= 2:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="defender-fit")
+            self._future = self._pool.submit(contextvars.copy_context().run, self._fit)
+
+    @property
+    def beside(self) -> bool:
+        return self._future is not None
+
+    def result(self) -> DocumentDefender:
+        return self._fit() if self._future is None else self._future.result()
+
+    def close(self) -> None:
+        """Wait for the fit when it was started (an error here: its workers still end)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+
 def document_candidates(ctx, config, reading_units: tuple | None = None,
                         progress: Progress | None = None) -> DocumentCandidates | None:
     """The document-defence candidates of ``config`` on the pre-swap data ``ctx`` (None when
@@ -277,16 +319,23 @@ def _defence_levels(chunks, config, reading_units, progress, cache,
     settings = config.document
     say = progress or (lambda f, m: None)
     seed = config.sweep.seed
-    say(0.0, "Document defence: distinctive types of each document")
-    model = TermModel(random_state=seed).fit(chunks, reading_units)
-    defender = None
-    if reading_units is not None and settings.document_defender:
-        say(0.1, "Document defence: fitting the defender on two halves of the reading")
-        defender = fitted_defender(reading_units, seed, cache, config.sweep.lineup)
     base = defence_base(config)
-    say(0.3, "Document defence: pairing documents and ranking their types")
-    prep = prepare_defence(chunks, model, base, np.random.default_rng([seed, 22]), defender,
-                           n_candidates=settings.document_candidates, cache_dir=cache)  # fmt: skip
+    fit = None
+    if reading_units is not None and settings.document_defender:
+        say(0.0, "Document defence: fitting the defender on two halves of the reading")
+        fit = DefenderBeside(reading_units, seed, cache, config.sweep.lineup)
+    try:
+        say(0.05, "Document defence: distinctive types of each document, pairing documents")
+        model = TermModel(random_state=seed).fit(chunks, reading_units)
+        prep = defence_terms(chunks, model, base, np.random.default_rng([seed, 22]),
+                             n_candidates=settings.document_candidates)  # fmt: skip
+        defender = None if fit is None else fit.result()
+    finally:
+        if fit is not None:
+            fit.close()
+    say(0.3, "Document defence: ranking each document's types")
+    prep = rank_by_defender(chunks, prep, defender, base.min_z, n_candidates=settings.document_candidates,
+                            cache_dir=cache)  # fmt: skip
     ranked_by = ("a defender cross-fitted on the two halves of the attacker's reading"
                  if prep.plans is not None else
                  "the corpus's own log-odds (no attacker reading: the fallback)")  # fmt: skip

@@ -38,7 +38,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -360,19 +360,39 @@ def prepare_defence(chunks: Sequence[Chunk], model: TermModel, params: DefencePa
                     rng: np.random.Generator, defender: DocumentDefender | None = None, *,
                     n_candidates: int = DEFAULT_DOCUMENT_CANDIDATES, cache_dir: str | Path | None = None) -> DefencePrep:
     """Pair documents, fix each candidate's replacement and, with a defender, rank candidates by
-    the margin they remove per word (module docstring)."""
+    the margin they remove per word (module docstring): ``defence_terms`` then
+    ``rank_by_defender``."""
+    prep = defence_terms(chunks, model, params, rng, n_candidates=n_candidates)
+    return rank_by_defender(chunks, prep, defender, params.min_z, n_candidates=n_candidates,
+                            cache_dir=cache_dir)  # fmt: skip
+
+
+def defence_terms(chunks: Sequence[Chunk], model: TermModel, params: DefenceParams,
+                  rng: np.random.Generator, *, n_candidates: int = DEFAULT_DOCUMENT_CANDIDATES) -> DefencePrep:
+    """The part of ``prepare_defence`` no defender enters: the documents' scored terms, their
+    pairing and each candidate's replacement (``plans`` None), so it can be made while the
+    defender is fitted in worker processes (issue 21)."""
     chunks = list(chunks)
     docs = document_terms(chunks, model, params.min_z)
     partner = pair_documents(chunks, rng, params.top_k) if "pair" in params.fill else {}
     orders = {i: ranked_candidates(d, params.min_z, params.rank) for i, d in docs.items()}
     fills = fill_plan(docs, params, partner, orders, n_candidates)
-    plans = None
-    if defender is not None and defender.members_:
-        rival = {i: docs[partner[i]].company for i in docs if i in partner}
-        plans = document_plans(chunks, docs, defender, rival, fills, n_candidates=n_candidates,
-                               min_z=params.min_z, cache_dir=cache_dir)  # fmt: skip
     more = {i: order[n_candidates:] for i, order in orders.items()}
-    return DefencePrep(docs, partner, fills, plans, more)
+    return DefencePrep(docs, partner, fills, None, more)
+
+
+def rank_by_defender(chunks: Sequence[Chunk], prep: DefencePrep, defender: DocumentDefender | None,
+                     min_z: float, *, n_candidates: int = DEFAULT_DOCUMENT_CANDIDATES,
+                     cache_dir: str | Path | None = None) -> DefencePrep:
+    """``prep`` with its plans ranked by ``defender`` (``document_plans``); ``prep`` itself when
+    there is no defender or it has no members (the z ranking: the corpus-only fallback)."""
+    if defender is None or not defender.members_:
+        return prep
+    docs = prep.docs
+    rival = {i: docs[prep.partner[i]].company for i in docs if i in prep.partner}
+    plans = document_plans(list(chunks), docs, defender, rival, prep.fills, n_candidates=n_candidates,
+                           min_z=min_z, cache_dir=cache_dir)  # fmt: skip
+    return replace(prep, plans=plans)
 
 
 def defend(chunks: Sequence[Chunk], model: TermModel | None, params: DefenceParams, prep: DefencePrep,
