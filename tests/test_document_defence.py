@@ -572,3 +572,29 @@ def test_terms_in_columns_read_back_as_the_dicts_of_every_type():
         framed += len(r["frame"])
         categories += sum(1 for k in r["kind"].values() if k[2])
     assert framed > 50 and categories > 5
+
+
+def test_each_level_allocates_from_named_first_plans_made_once_per_preparation(monkeypatch):
+    """The plans with each document's names first are made once for every level (not once per
+    level), give the levels the same selection as made afresh, and are not pickled with the
+    preparation (a memo entry holds its plans once)."""
+    import pickle
+
+    from neswap_core.generate import document_budget
+
+    chunks = corpus({"Acme": 2, "Bolt": 2, "Cres": 2, "Dyna": 2}, chunks_per_doc=4, seed=1)
+    reading = corpus({"Acme": 4, "Bolt": 4, "Cres": 4, "Dyna": 4}, chunks_per_doc=4, seed=2, prefix="r")
+    units = ([c.text for c in reading], [c.protected for c in reading], [c.doc_id for c in reading])
+    model = TermModel().fit(chunks, units)
+    prep = prepare_defence(chunks, model, DefenceParams(level=0.1, min_z=0.0), np.random.default_rng(0),
+                           DocumentDefender().fit(*units))  # fmt: skip
+    calls = Counter()
+    real = document_budget.named_types
+    monkeypatch.setattr(document_budget, "named_types", lambda d: calls.update([d.doc_id]) or real(d))
+    levels = [defend(chunks, None, DefenceParams(level=v, min_z=0.0), prep) for v in (0.05, 0.1, 0.2)]
+    assert set(calls.values()) == {1} and len(calls) == len(prep.docs)
+    fresh = pickle.loads(pickle.dumps(prep))
+    assert fresh._named is None and prep._named is not None
+    for v, made in zip((0.05, 0.1, 0.2), levels, strict=True):
+        again = defend(chunks, None, DefenceParams(level=v, min_z=0.0), fresh)
+        assert again.selected == made.selected and again.chunks == made.chunks

@@ -315,6 +315,20 @@ def fill_plan(docs: dict[str, DocTerms], params: DefenceParams, partner: dict[st
     return out
 
 
+class _Orders(dict):
+    """Doc id -> ``ranked_candidates`` of its terms, each made on first use: a level whose
+    selection and fills are given needs none (issue 21: every document ranked again at each of
+    six levels was a tenth of applying them at 10k passages)."""
+
+    def __init__(self, docs: dict[str, DocTerms], params: DefenceParams):
+        super().__init__()
+        self._docs, self._params = docs, params
+
+    def __missing__(self, doc_id: str) -> list[str]:
+        order = self[doc_id] = ranked_candidates(self._docs[doc_id], self._params.min_z, self._params.rank)
+        return order
+
+
 def apply_defence(chunks: Sequence[Chunk], model: TermModel | None, params: DefenceParams,
                   rng: np.random.Generator, *, selected: dict[str, list[str]] | None = None,
                   partner: dict[str, str] | None = None, fills: dict | None = None,
@@ -331,7 +345,7 @@ def apply_defence(chunks: Sequence[Chunk], model: TermModel | None, params: Defe
         if model is None:
             raise ValueError("apply_defence needs the documents' terms or a fitted TermModel")
         docs = document_terms(chunks, model, params.min_z)
-    orders = {i: ranked_candidates(d, params.min_z, params.rank) for i, d in docs.items()}
+    orders = _Orders(docs, params)  # each document's ranking made when it is needed only
     if selected is None:
         selected = {i: select_terms(d, orders[i], params.level * d.words) for i, d in docs.items()}
     if partner is None:

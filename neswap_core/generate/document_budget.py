@@ -354,6 +354,23 @@ class DefencePrep:
     fills: dict[str, dict]
     plans: dict[str, DocPlan] | None  # None: no defender (z ranking, the corpus-only fallback)
     more: dict[str, list[str]] = field(default_factory=dict)  # types beyond the scored ones, by z
+    _named: dict[str, DocPlan] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def named_plans(self) -> dict[str, DocPlan] | None:
+        """``plans`` with each document's distinctive names first (``named_types``): what every
+        level allocates from, made once per preparation, not once per level (issue 21: a sixth
+        of applying a level at 10k passages); not kept with it on disk (``__getstate__``)."""
+        if self.plans is None:
+            return None
+        if self._named is None:
+            self._named = {i: _named_first(p, named_types(self.docs[i]), self.docs[i])
+                           for i, p in self.plans.items()}  # fmt: skip
+        return self._named
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_named"] = None
+        return state
 
 
 def prepare_defence(chunks: Sequence[Chunk], model: TermModel, params: DefenceParams,
@@ -399,9 +416,8 @@ def defend(chunks: Sequence[Chunk], model: TermModel | None, params: DefencePara
            rejected: frozenset[str] = frozenset()) -> DefenceResult:
     """The defence at ``params.level`` on a prepared corpus (``prepare_defence``; its documents'
     terms are scored already, so ``model`` may be None)."""
-    if prep.plans is not None:
-        first = {i: named_types(d) for i, d in prep.docs.items()}
-        plans = {i: _named_first(p, first[i], prep.docs[i]) for i, p in prep.plans.items()}
+    plans = prep.named_plans()
+    if plans is not None:
         selected = allocate(plans, prep.docs, params.level, prep.more)
     else:
         selected = {i: select_terms(d, named_types(d) + ranked_candidates(d, params.min_z, params.rank),
@@ -432,7 +448,8 @@ def _named_first(plan: DocPlan, first: list[str], d: DocTerms) -> DocPlan:
     if not first:
         return plan
     index = {t: i for i, t in enumerate(plan.order)}
-    rest = [i for i, t in enumerate(plan.order) if t not in set(first)]
+    taken = set(first)
+    rest = [i for i, t in enumerate(plan.order) if t not in taken]
     fr = np.vstack([plan.fractions[index[t]] if t in index else np.zeros(plan.fractions.shape[1])
                     for t in first] + [plan.fractions[rest]]) if plan.fractions.size else plan.fractions
     costs = np.array([d.cost(t) for t in first] + list(plan.costs[rest]), dtype=float)
