@@ -18,6 +18,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import sparse
 
+from .word_counts import plain_words, word_counts
+
 #: Distinct texts kept per vectorizer, and the bytes their rows may hold: a row costs 1–1.5 kB
 #: for word 1–2-grams but about 11 kB for character 2–5-grams of a 560-byte passage (dev
 #: corpus), so a bound on texts alone let the character model's memo grow to about 1 GB per
@@ -117,8 +119,19 @@ def counts(vectorizer, texts: Sequence[str]) -> sparse.csr_matrix:
         if _summed_over_words(vectorizer):
             return _transform(vectorizer, [str(t) for t in texts], key,
                               lambda new: _word_sums(vectorizer, new))
-        return _transform(vectorizer, [str(t) for t in texts], key,
-                          lambda new: CountVectorizer.transform(vectorizer, new))
+        return _transform(vectorizer, [str(t) for t in texts], key, lambda new: _counted_rows(vectorizer, new))
+
+
+def _counted_rows(vectorizer, texts: list[str]):
+    """``CountVectorizer.transform(vectorizer, texts)``: a plain word n-gram vectorizer's in one
+    pass over all the texts (``word_counts``: the same integers), any other by scikit-learn."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    if plain_words(vectorizer):
+        rows = word_counts(vectorizer, texts)
+        if rows is not None:
+            return rows
+    return CountVectorizer.transform(vectorizer, texts)
 
 
 def _summed_over_words(vectorizer) -> bool:
@@ -191,9 +204,11 @@ def _transform(vectorizer, texts: list[str], key=None, compute=None) -> sparse.c
         fresh = sparse.csr_matrix((vectorizer.transform if compute is None else compute)(new))
         fresh.sort_indices()
         _make_room(key, fresh.data.nbytes + fresh.indices.nbytes)
-        for i, text in enumerate(new):
-            lo, hi = fresh.indptr[i], fresh.indptr[i + 1]
-            memo[text] = (fresh.data[lo:hi].copy(), fresh.indices[lo:hi].copy())
+        # each row a view of the block (its bytes are counted once above, and the block goes
+        # when the memo starts over or is dropped: every row of it is in this memo)
+        bounds, data, indices = fresh.indptr.tolist(), fresh.data, fresh.indices
+        for text, lo, hi in zip(new, bounds, bounds[1:], strict=False):  # bounds: one more
+            memo[text] = (data[lo:hi], indices[lo:hi])
         _BYTES[key] = _BYTES.get(key, 0) + fresh.data.nbytes + fresh.indices.nbytes
         dtype, width = fresh.dtype, fresh.shape[1]
     else:
