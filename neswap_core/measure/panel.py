@@ -54,6 +54,7 @@ from ..models.fit_processes import fit_processes, run_in_processes
 from ..models.logistic import logistic_regression
 from . import count_delta, edit_margins, row_memo
 from .attack_scores import _ranks  # rank of the true class; ties count as named
+from .fit_counts import counting_in_bulk
 from .lineups import LineupModels, assign_lineups, lineup_count, lineup_rows, mask_rows, row_lineups
 from .term_budget import fit_within_budget
 
@@ -218,7 +219,8 @@ class RetrievalFamily(Family):
         labels = np.asarray(labels, dtype=object)
         self.classes_ = np.array(sorted(set(labels)), dtype=object)
         self.counter_ = CountVectorizer(ngram_range=self.ngram_range)
-        c = self.counter_.fit_transform(list(texts))
+        with counting_in_bulk(self.counter_):  # the same counts, made in bulk
+            c = self.counter_.fit_transform(list(texts))
         member = sparse.csr_matrix((np.ones(len(labels)), (np.searchsorted(self.classes_, labels),
                                     np.arange(len(labels)))), shape=(len(self.classes_), len(labels)))
         prof = (member @ c).tocsr()

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .fit_counts import counting_in_bulk
+
 #: Most coefficients (companies × terms) of one linear model.
 MAX_COEFFICIENTS = 8_000_000
 
@@ -29,9 +31,10 @@ def term_budget(n_classes: int, max_coefficients: int | None = None) -> int:
 def fit_within_budget(vectorizer, texts: Sequence[str], n_classes: int):
     """``vectorizer.fit_transform(texts)``, refitted with ``max_features`` (the most frequent
     terms) when its vocabulary times ``n_classes`` exceeds ``MAX_COEFFICIENTS``."""
-    x = vectorizer.fit_transform(texts)
-    budget = term_budget(n_classes)
-    if x.shape[1] > budget:
-        vectorizer.set_params(max_features=budget)
+    with counting_in_bulk(vectorizer):  # scikit-learn's fit, its counting in bulk: the same result
         x = vectorizer.fit_transform(texts)
+        budget = term_budget(n_classes)
+        if x.shape[1] > budget:
+            vectorizer.set_params(max_features=budget)
+            x = vectorizer.fit_transform(texts)
     return x

@@ -25,18 +25,22 @@ from scipy import sparse
 #: scikit-learn's default ``token_pattern``: runs of two or more word characters.
 DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 SEPARATOR = "\x00"
-_TOKENS_OR_SEPARATOR = re.compile(DEFAULT_TOKEN_PATTERN + "|" + SEPARATOR)
+TOKENS_OR_SEPARATOR = re.compile(DEFAULT_TOKEN_PATTERN + "|" + SEPARATOR)
 
 
-def plain_words(vectorizer) -> bool:
-    """Whether ``vectorizer`` counts scikit-learn's word n-grams of its default token pattern:
+def default_words(vectorizer) -> bool:
+    """Whether ``vectorizer`` makes scikit-learn's word n-grams of its default token pattern:
     analyzer ``word``, no custom tokenizer, content given as strings (any preprocessing, stop
     words, n-gram range or ``binary``: those are applied here as scikit-learn applies them)."""
     return (getattr(vectorizer, "analyzer", None) == "word"
             and getattr(vectorizer, "tokenizer", 0) is None
             and getattr(vectorizer, "token_pattern", None) == DEFAULT_TOKEN_PATTERN
-            and getattr(vectorizer, "input", None) == "content"
-            and hasattr(vectorizer, "vocabulary_"))  # fmt: skip
+            and getattr(vectorizer, "input", None) == "content")  # fmt: skip
+
+
+def plain_words(vectorizer) -> bool:
+    """``default_words`` and fitted (it has a vocabulary to count)."""
+    return default_words(vectorizer) and hasattr(vectorizer, "vocabulary_")
 
 
 def word_counts(vectorizer, texts: list[str]) -> sparse.csr_matrix | None:
@@ -48,7 +52,7 @@ def word_counts(vectorizer, texts: list[str]) -> sparse.csr_matrix | None:
     joined = SEPARATOR.join(map(vectorizer.build_preprocessor(), texts))
     if joined.count(SEPARATOR) != len(texts) - 1:
         return None
-    tokens = _TOKENS_OR_SEPARATOR.findall(joined)
+    tokens = TOKENS_OR_SEPARATOR.findall(joined)
     stop = vectorizer.get_stop_words()
     if stop:  # scikit-learn drops stop words before making n-grams
         tokens = [t for t in tokens if t not in stop]
