@@ -11,6 +11,7 @@ from scipy import sparse
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
 from neswap_core.measure import row_memo
+from neswap_core.measure import word_counts as word_counts_module
 from neswap_core.measure.word_counts import plain_words, word_counts
 
 DEV_DOCS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "dev" / "docs"
@@ -105,3 +106,15 @@ def test_the_row_memo_gives_the_same_rows_from_these_counts_and_from_its_views()
         got.sort_indices()
         assert (abs(got - expected) > 0).nnz == 0
     np.testing.assert_array_equal(again[:len(texts)].toarray(), expected.toarray()[::-1])
+
+
+def test_texts_counted_by_blocks_are_the_same_as_in_one(monkeypatch):
+    vectorizer = CountVectorizer(ngram_range=(1, 2), min_df=1).fit(_texts(9, 200))
+    texts = _texts(10, 301)
+    whole = word_counts(vectorizer, texts)
+    monkeypatch.setattr(word_counts_module, "BLOCK_TEXTS", 64)
+    _same(vectorizer, texts)  # five blocks and a short one
+    blocks = word_counts(vectorizer, texts)
+    assert (blocks != whole).nnz == 0 and blocks.indices.dtype == whole.indices.dtype
+    texts[200] = "a\x00b"  # a NUL in a later block: scikit-learn counts them all
+    assert word_counts(vectorizer, texts) is None

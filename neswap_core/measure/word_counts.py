@@ -26,6 +26,9 @@ from scipy import sparse
 DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 SEPARATOR = "\x00"
 TOKENS_OR_SEPARATOR = re.compile(DEFAULT_TOKEN_PATTERN + "|" + SEPARATOR)
+#: Texts counted at once: a block of dev windows is a few MB of tokens; all of a 100k run's
+#: windows at once would be GBs (issue 21: the sweep's memory).
+BLOCK_TEXTS = 4096
 
 
 def default_words(vectorizer) -> bool:
@@ -46,7 +49,23 @@ def plain_words(vectorizer) -> bool:
 def word_counts(vectorizer, texts: list[str]) -> sparse.csr_matrix | None:
     """``CountVectorizer.transform(vectorizer, texts)`` of a ``plain_words`` vectorizer as CSR
     with sorted rows (the same integers, dtype and shape), or None when a preprocessed text
-    holds a NUL (the caller counts those texts with scikit-learn)."""
+    holds a NUL (the caller counts those texts with scikit-learn). Counted ``BLOCK_TEXTS`` at a
+    time: the tokens of one block are held at once, not those of every text asked for."""
+    blocks = []
+    for start in range(0, len(texts), BLOCK_TEXTS):
+        block = _block_counts(vectorizer, texts[start:start + BLOCK_TEXTS])
+        if block is None:
+            return None
+        blocks.append(block)
+    if len(blocks) == 1:
+        return blocks[0]
+    out = sparse.csr_matrix(sparse.vstack(blocks, format="csr"))
+    out.has_sorted_indices = True  # each block's rows are
+    return out
+
+
+def _block_counts(vectorizer, texts: list[str]) -> sparse.csr_matrix | None:
+    """``word_counts`` of one block of texts."""
     vocabulary = vectorizer.vocabulary_
     get = vocabulary.get
     joined = SEPARATOR.join(map(vectorizer.build_preprocessor(), texts))
