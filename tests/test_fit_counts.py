@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pickle
-import random
 from pathlib import Path
 
 import numpy as np
@@ -13,20 +12,9 @@ from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
 from neswap_core.measure.fit_counts import count_vocab, counting_in_bulk
 from neswap_core.measure.term_budget import fit_within_budget
+from tests.vectorizer_texts import texts as sample_texts
 
 DEV_DOCS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "dev" / "docs"
-WORDS = ("revenue grew Σίσυφος ΟΔΟΣ naïve café Q3 EBITDA margin guidance a I we our the and of "
-         "co-op 2024 10% $5.2 billion ok OK x y über straße İstanbul ΣΑΣ").split()
-
-
-def _texts(seed: int, n: int) -> list[str]:
-    rng = random.Random(seed)
-    out = []
-    for _ in range(n):
-        words = [rng.choice(WORDS) for _ in range(rng.randint(0, 25))]
-        seps = [rng.choice((" ", "  ", "\n", ", ", ". ", "\t", "-", "'", " \u2003 ")) for _ in words]
-        out.append("".join(w + s for w, s in zip(words, seps, strict=True)))
-    return out + ["", "   ", "a", "I x"]
 
 
 def _same_matrix(got, expected):
@@ -50,7 +38,7 @@ SETTINGS = [
 
 @pytest.mark.parametrize(("analyzer", "settings"), SETTINGS)
 def test_the_counting_step_gives_scikit_learn_s_vocabulary_and_counts(analyzer, settings):
-    texts = _texts(1, 300)
+    texts = sample_texts(1, 300)
     reference = CountVectorizer(analyzer=analyzer, **settings)
     vocabulary, counts = reference._count_vocab(texts, False)
     got_vocabulary, got_counts = count_vocab(CountVectorizer(analyzer=analyzer, **settings), texts, False)
@@ -61,7 +49,7 @@ def test_the_counting_step_gives_scikit_learn_s_vocabulary_and_counts(analyzer, 
 @pytest.mark.parametrize("kind", [CountVectorizer, TfidfVectorizer])
 @pytest.mark.parametrize(("analyzer", "settings"), SETTINGS)
 def test_a_fit_in_bulk_is_scikit_learn_s_fit(kind, analyzer, settings):
-    texts = _texts(2, 400)
+    texts = sample_texts(2, 400)
     reference = kind(analyzer=analyzer, **settings)
     expected = reference.fit_transform(texts)
     fitted = kind(analyzer=analyzer, **settings)
@@ -99,7 +87,7 @@ def test_texts_it_cannot_take_are_counted_by_scikit_learn():
 
 
 def test_a_budget_refit_keeps_the_most_frequent_terms_as_scikit_learn_does():
-    texts = _texts(3, 500)
+    texts = sample_texts(3, 500)
     reference = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5))
     reference.set_params(max_features=1000)
     expected = reference.fit_transform(texts)

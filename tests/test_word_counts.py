@@ -13,21 +13,10 @@ from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from neswap_core.measure import row_memo
 from neswap_core.measure import word_counts as word_counts_module
 from neswap_core.measure.word_counts import plain_words, word_counts
+from tests.vectorizer_texts import texts as sample_texts
 
 DEV_DOCS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "dev" / "docs"
 
-WORDS = ("revenue grew Σίσυφος ΟΔΟΣ naïve café Q3 EBITDA margin guidance a I we our the and of "
-         "co-op 2024 10% $5.2 billion ok OK x y über straße İstanbul ΣΑΣ").split()
-
-
-def _texts(seed: int, n: int) -> list[str]:
-    rng = random.Random(seed)
-    out = []
-    for _ in range(n):
-        words = [rng.choice(WORDS) for _ in range(rng.randint(0, 25))]
-        seps = [rng.choice((" ", "  ", "\n", ", ", ". ", "\t", "-", "'")) for _ in words]
-        out.append("".join(w + s for w, s in zip(words, seps, strict=True)))
-    return out + ["", "   ", "a", "I x"]  # no token, one-letter words only
 
 
 def _same(vectorizer, texts):
@@ -54,13 +43,13 @@ def _same(vectorizer, texts):
     {"ngram_range": (1, 2), "preprocessor": lambda t: t.upper()},
 ])
 def test_counts_equal_scikit_learn_s_for_each_setting(settings):
-    vectorizer = CountVectorizer(**settings).fit(_texts(0, 300))
-    _same(vectorizer, _texts(1, 400))
+    vectorizer = CountVectorizer(**settings).fit(sample_texts(0, 300))
+    _same(vectorizer, sample_texts(1, 400))
 
 
 def test_a_tf_idf_vectorizer_s_raw_counts_keep_its_float_type():
-    vectorizer = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True).fit(_texts(2, 300))
-    _same(vectorizer, _texts(3, 200))
+    vectorizer = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True).fit(sample_texts(2, 300))
+    _same(vectorizer, sample_texts(3, 200))
 
 
 @pytest.mark.skipif(not DEV_DOCS.is_dir(), reason="the dev corpus lives outside the project")
@@ -79,7 +68,7 @@ def test_counts_of_windows_of_the_dev_transcripts_equal_scikit_learn_s():
 
 
 def test_a_text_holding_a_nul_is_left_to_scikit_learn_and_counted_the_same():
-    vectorizer = CountVectorizer(ngram_range=(1, 2)).fit(_texts(5, 100))
+    vectorizer = CountVectorizer(ngram_range=(1, 2)).fit(sample_texts(5, 100))
     texts = ["revenue\x00grew margin", "revenue grew"]
     assert word_counts(vectorizer, texts) is None
     got = row_memo.counts(vectorizer, texts)
@@ -88,7 +77,7 @@ def test_a_text_holding_a_nul_is_left_to_scikit_learn_and_counted_the_same():
 
 
 def test_only_scikit_learn_s_word_analyzer_of_the_default_pattern_is_counted_here():
-    texts = _texts(6, 50)
+    texts = sample_texts(6, 50)
     assert plain_words(CountVectorizer().fit(texts))
     assert not plain_words(CountVectorizer(analyzer="char_wb").fit(texts))
     assert not plain_words(CountVectorizer(token_pattern=r"\S+").fit(texts))
@@ -97,8 +86,8 @@ def test_only_scikit_learn_s_word_analyzer_of_the_default_pattern_is_counted_her
 
 
 def test_the_row_memo_gives_the_same_rows_from_these_counts_and_from_its_views():
-    vectorizer = TfidfVectorizer(ngram_range=(1, 2), min_df=1).fit(_texts(7, 200))
-    texts = _texts(8, 150)
+    vectorizer = TfidfVectorizer(ngram_range=(1, 2), min_df=1).fit(sample_texts(7, 200))
+    texts = sample_texts(8, 150)
     first = row_memo.transform(vectorizer, texts)
     again = row_memo.transform(vectorizer, list(reversed(texts)) + texts)  # every row from the memo
     expected = sparse.csr_matrix(vectorizer.transform(texts))
@@ -109,8 +98,8 @@ def test_the_row_memo_gives_the_same_rows_from_these_counts_and_from_its_views()
 
 
 def test_texts_counted_by_blocks_are_the_same_as_in_one(monkeypatch):
-    vectorizer = CountVectorizer(ngram_range=(1, 2), min_df=1).fit(_texts(9, 200))
-    texts = _texts(10, 301)
+    vectorizer = CountVectorizer(ngram_range=(1, 2), min_df=1).fit(sample_texts(9, 200))
+    texts = sample_texts(10, 301)
     whole = word_counts(vectorizer, texts)
     monkeypatch.setattr(word_counts_module, "BLOCK_TEXTS", 64)
     _same(vectorizer, texts)  # five blocks and a short one
