@@ -236,6 +236,19 @@ def test_in_background_not_started_computes_here_and_raises_the_error_here():
         failing.result()
 
 
+def _niceness() -> int:
+    return os.nice(0)
+
+
+def test_in_background_with_a_niceness_computes_at_that_lower_priority():
+    """The writer's audit worker takes only the cores the rest leave idle (``niceness``)."""
+    here = os.nice(0)
+    assert fit_processes.InBackground(_niceness).result() == here
+    assert fit_processes.InBackground(_niceness, niceness=3).result() == min(here + 3, 19)
+    assert os.nice(0) == here  # this process's own priority untouched
+    assert fit_processes.InBackground(_niceness, start=False, niceness=3).result() == here
+
+
 def test_in_background_closed_before_its_result_ends_its_worker():
     pending = fit_processes.InBackground(functools.partial(_sleeps, 60.0))
     processes = list(pending.pool._processes.values())

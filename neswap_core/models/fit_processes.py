@@ -141,6 +141,11 @@ def side_by_side(first: Callable[[], T] | None, second: Callable[[], U] | None) 
             shared.shutdown()
 
 
+def _lower_priority(niceness: int) -> None:
+    if niceness > 0 and hasattr(os, "nice"):
+        os.nice(niceness)
+
+
 def _plain(fn: Callable[[], T]) -> T:
     return fn()
 
@@ -153,15 +158,19 @@ class InBackground:
     writes the attack report here. The worker is not daemonic, so ``fn`` may start fit workers
     of its own. ``fn`` runs as it would here (BLAS threads as in this process): the same
     result. ``start=False``, or workers that cannot start (a script without a ``__main__``
-    guard), compute it here when ``result()`` is asked for. ``fn`` must be picklable."""
+    guard), compute it here when ``result()`` is asked for. ``fn`` must be picklable.
+    ``niceness``: the worker's priority lowered by that much (``os.nice``), so it takes the
+    cores the other work leaves idle (the writer's audit); computed here, ``fn`` keeps this
+    process's priority."""
 
-    def __init__(self, fn: Callable[[], Any], start: bool = True):
+    def __init__(self, fn: Callable[[], Any], start: bool = True, niceness: int = 0):
         self.fn = fn
         self.pool: ProcessPoolExecutor | None = None
         self.future: Future | None = None
         if start:
             try:
-                self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+                self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                                initializer=_lower_priority, initargs=(niceness,))  # fmt: skip
                 self.future = self.pool.submit(_plain, fn)
             except (BrokenProcessPool, OSError, RuntimeError):
                 self.close()

@@ -30,7 +30,7 @@ from ..paths import resolve_cache_dir
 from .adaptive_attack import adaptive_in_background, release_adaptive
 from .bundle import KEY_DIR, RELEASED_DIR, Bundle, build_bundle
 from .folders import replace_folders
-from .protection import release_attack, release_audit
+from .protection import PendingAudit, audit_in_background, release_attack, release_audit
 from .report import report_html, report_json
 
 
@@ -66,20 +66,26 @@ NO_RELEASE_KEY_FILES = ("report.json", "config.toml", "candidates.csv", "pitman.
 
 
 def key_files(result: ReleaseResult, figures_html: Sequence[str] = (),
-              adaptive_pending: InBackground | None = None) -> dict[str, bytes]:
+              adaptive_pending: InBackground | None = None,
+              audit_pending: PendingAudit | None = None) -> dict[str, bytes]:
     """Every key/ file of the result besides build_bundle's (module docstring). The adaptive
-    attacker computes in a worker meanwhile (``adaptive_in_background``), unless the caller
-    started it already (``adaptive_pending``)."""
+    attacker and the audit compute in workers meanwhile (``adaptive_in_background``,
+    ``audit_in_background``), unless the caller started them already (``*_pending``)."""
     if result.release is None:
         return {name: KEY_FILES[name](result) for name in NO_RELEASE_KEY_FILES}
     pending = adaptive_in_background(result) if adaptive_pending is None else adaptive_pending
+    audit = audit_in_background(result) if audit_pending is None else audit_pending
     try:
         files = {result.release.log_name: _csv(result.release.log)}
-        files.update({name: make(result) for name, make in KEY_FILES.items()})
+        for name, make in KEY_FILES.items():
+            if name == "audit.json":  # asked for last of all: the attack report ran beside it
+                release_audit(result, audit)
+            files[name] = make(result)
         adaptive = release_adaptive(result, pending)
     finally:
-        if pending is not None:
-            pending.close()
+        for started in (pending, audit):
+            if started is not None:
+                started.close()
     if adaptive is not None:
         files["adaptive.json"] = _json(adaptive)
     files["report.json"] = _json(report_json(result, verdict=True))  # after the measures
@@ -91,16 +97,20 @@ def release_bundle(result: ReleaseResult, with_key_files: bool = True) -> Bundle
     """The released/ files and the key tables of the written release, leak-scanned, with every
     other key/ file when ``with_key_files`` (the app adds them when the key is downloaded)."""
     config = result.config
-    pending = adaptive_in_background(result) if with_key_files and result.release is not None else None
-    try:  # the adaptive attacker computes in a worker during the leak scan and the key files
+    started = with_key_files and result.release is not None
+    pending = adaptive_in_background(result) if started else None
+    audit = audit_in_background(result) if started else None
+    try:  # the adaptive attacker and the audit compute in workers during the leak scan and the key files
         bundle = build_bundle(result.corpus, result.clean, result.written_release().chunks,
                               seed=config.bundle.bundle_seed, shuffle_chunks=config.bundle.shuffle_chunks,
                               publishable_columns=config.bundle.publishable_columns,
                               cache_dir=resolve_cache_dir(config.prepare.cache_dir))  # fmt: skip
-        return bundle.with_key_files(key_files(result, adaptive_pending=pending)) if with_key_files else bundle
+        return bundle.with_key_files(key_files(result, adaptive_pending=pending, audit_pending=audit)) \
+            if with_key_files else bundle
     finally:
-        if pending is not None:
-            pending.close()
+        for work in (pending, audit):
+            if work is not None:
+                work.close()
 
 
 def write_release(result: ReleaseResult, out: str | Path,
