@@ -87,3 +87,34 @@ def test_the_cli_release_writes_the_same_audit_with_the_worker_as_without(tmp_pa
     here = files()
     assert "key/audit.json" in worker
     assert worker == here
+
+
+class _Started:
+    """Records that the writer ended a worker it started."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.mark.parametrize("entry", ["key_files", "release_bundle"])
+def test_an_error_starting_the_audit_still_ends_the_adaptive_worker(monkeypatch, entry):
+    """Starting the audit embeds the changed passages, which may fail (a model missing, a bad
+    position): the adaptive attacker's worker, started first, is still ended."""
+    from types import SimpleNamespace
+
+    from neswap_core.publish import writer
+
+    adaptive = _Started()
+
+    def fails(result):
+        raise RuntimeError("embedding failed")
+
+    monkeypatch.setattr(writer, "adaptive_in_background", lambda result: adaptive)
+    monkeypatch.setattr(writer, "audit_in_background", fails)
+    result = SimpleNamespace(release=object(), config=None)
+    with pytest.raises(RuntimeError, match="embedding failed"):
+        getattr(writer, entry)(result)
+    assert adaptive.closed

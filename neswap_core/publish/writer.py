@@ -74,8 +74,10 @@ def key_files(result: ReleaseResult, figures_html: Sequence[str] = (),
     if result.release is None:
         return {name: KEY_FILES[name](result) for name in NO_RELEASE_KEY_FILES}
     pending = adaptive_in_background(result) if adaptive_pending is None else adaptive_pending
-    audit = audit_in_background(result) if audit_pending is None else audit_pending
-    try:
+    audit = audit_pending
+    try:  # started inside: an error embedding its passages still ends the adaptive worker
+        if audit is None:
+            audit = audit_in_background(result)
         files = {result.release.log_name: _csv(result.release.log)}
         for name, make in KEY_FILES.items():
             if name == "audit.json":  # asked for last of all: the attack report ran beside it
@@ -99,8 +101,9 @@ def release_bundle(result: ReleaseResult, with_key_files: bool = True) -> Bundle
     config = result.config
     started = with_key_files and result.release is not None
     pending = adaptive_in_background(result) if started else None
-    audit = audit_in_background(result) if started else None
+    audit = None
     try:  # the adaptive attacker and the audit compute in workers during the leak scan and the key files
+        audit = audit_in_background(result) if started else None
         bundle = build_bundle(result.corpus, result.clean, result.written_release().chunks,
                               seed=config.bundle.bundle_seed, shuffle_chunks=config.bundle.shuffle_chunks,
                               publishable_columns=config.bundle.publishable_columns,
