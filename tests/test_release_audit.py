@@ -5,6 +5,9 @@ reads its inputs memory-mapped, so a sampled audit reads only its rows)."""
 
 from __future__ import annotations
 
+import resource
+import signal
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -87,6 +90,30 @@ def test_the_cli_release_writes_the_same_audit_with_the_worker_as_without(tmp_pa
     here = files()
     assert "key/audit.json" in worker
     assert worker == here
+    # no temporary folder for the worker's inputs (a path under a regular file): computed here
+    monkeypatch.setattr(protection, "AUDIT_WORKER_MIN_CHUNKS", 0)
+    (tmp_path / "a_file").write_text("")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "a_file" / "tmp"))
+    assert main(["release", "--config", str(tmp_path / "run.toml"), "--out", str(out)]) == 0
+    assert len(started) > 1  # tried (once by each of the writer's entries while still unknown)
+    assert files() == here
+
+
+def test_inputs_that_do_not_fit_on_the_temporary_disk_leave_nothing_behind(tmp_path, monkeypatch):
+    """A temporary disk too small for the audit's inputs (a file size limit: the write fails as
+    on a full disk): an OSError for ``audit_in_background`` to fall back on, no folder left."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    inputs = _inputs(40, 10)
+    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of the signal
+    old_limit = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, old_limit[1]))
+    try:
+        with pytest.raises(OSError):
+            protection.PendingAudit(inputs)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, old_limit)
+        signal.signal(signal.SIGXFSZ, old_handler)
+    assert list(tmp_path.iterdir()) == []
 
 
 class _Started:

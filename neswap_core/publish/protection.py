@@ -138,7 +138,7 @@ class PendingAudit:
     def __init__(self, inputs: tuple) -> None:
         self._folder = tempfile.TemporaryDirectory(prefix="neswap-audit-")
         path = Path(self._folder.name) / "audit_inputs.map"
-        mapped_pickle.dump(inputs, path)
+        mapped_pickle.dump(inputs, path)  # OSError on a full disk (the folder goes with self)
         self._work = InBackground(partial(_audit_of_file, str(path)), niceness=AUDIT_NICENESS)
 
     def result(self) -> dict:
@@ -156,8 +156,9 @@ def audit_in_background(result: ReleaseResult) -> PendingAudit | None:
     """The written release's audit started in a worker process, for ``release_audit``, so the
     attack report and the audit (each about half a minute at 10,000 passages, one core each)
     run side by side (issue 21); None when it is known already or the corpus is small
-    (``AUDIT_WORKER_MIN_CHUNKS``). The same audit.json, bit for bit (its fits use one BLAS
-    thread wherever they run)."""
+    (``AUDIT_WORKER_MIN_CHUNKS``) or its inputs cannot be written to the temporary folder
+    (``release_audit`` then computes it here). The same audit.json, bit for bit (its fits use
+    one BLAS thread wherever they run)."""
     if result.audit is not None or result.release is None:
         return None
     if len(result.context.chunks) < AUDIT_WORKER_MIN_CHUNKS:
@@ -165,7 +166,11 @@ def audit_in_background(result: ReleaseResult) -> PendingAudit | None:
     key, changed = _audit_key(result)
     if key is not None and _memo(result, "audits").get(key)[0]:
         return None
-    return PendingAudit(_audit_inputs(result, changed))
+    inputs = _audit_inputs(result, changed)
+    try:
+        return PendingAudit(inputs)
+    except OSError:
+        return None  # no room for the worker's inputs: release_audit computes it here
 
 
 def release_audit(result: ReleaseResult, pending: PendingAudit | None = None) -> dict:
