@@ -105,3 +105,26 @@ def test_every_attacker_and_defender_fits_with_the_library_solver(problem):
         targeted_module.logistic_regression = real
     solvers += [m.solver for m in fitted]
     assert len(solvers) == 5 and set(solvers) == {SOLVER}
+
+
+def test_the_solve_reads_single_precision_features_and_hands_back_a_float64_model(problem):
+    """``SinglePrecisionFit``: the solver's arithmetic is float32 (each coefficient is a float32
+    value; a float64 solve's are not), the fitted model is float64, and it is the float64
+    solve's model within the stopping rule: the same Newton steps, coefficients within 1e-3
+    (the objective's optimum is unique), every passage named alike."""
+    from sklearn.linear_model import LogisticRegression
+
+    x, y = problem
+    ours = logistic_regression(C=10.0, max_iter=2000).fit(x, y)
+    double = LogisticRegression(C=10.0, max_iter=2000, solver=SOLVER).fit(x, y)
+    assert ours.coef_.dtype == ours.intercept_.dtype == np.float64
+    assert np.array_equal(ours.coef_.astype(np.float32), ours.coef_)
+    assert not np.array_equal(double.coef_.astype(np.float32), double.coef_)
+    assert list(ours.n_iter_) == list(double.n_iter_)
+    assert np.abs(ours.coef_ - double.coef_).max() < 1e-3
+    assert (ours.predict(x) == double.predict(x)).all()
+    np.testing.assert_allclose(ours.predict_log_proba(x), double.predict_log_proba(x), atol=1e-2)
+    # float32 features are used as given (the embedding family's vectors)
+    dense = np.random.default_rng(0).normal(size=(60, 5)).astype(np.float32)
+    labels = np.array(["a", "b", "c"] * 20, dtype=object)
+    assert logistic_regression(C=1.0, max_iter=100).fit(dense, labels).coef_.dtype == np.float64

@@ -162,14 +162,11 @@ def test_cross_fitted_defender_scores_a_chunk_with_the_fold_that_did_not_read_it
     assert sorted(set(defender.folds_.tolist())) == [0, 1, 2]
     p = 5
     fold = int(defender.folds_[p])
-    from sklearn.linear_model import LogisticRegression
-
-    from neswap_core.models.logistic import SOLVER
+    from neswap_core.models.logistic import logistic_regression
 
     train = np.flatnonzero(defender.folds_ != fold)
     x = defender.vectorizer_.transform(texts)
-    model = LogisticRegression(C=10.0, max_iter=1000, random_state=0, solver=SOLVER).fit(
-        x[train], np.array(labels)[train])
+    model = logistic_regression(C=10.0, max_iter=1000, random_state=0).fit(x[train], np.array(labels)[train])
     row = list(model.classes_).index(labels[p])
     expected = [model.coef_[row, defender.vectorizer_.vocabulary_[w.lower()]] for _, _, w in word_spans(texts[p])]
     assert [s.score for s in defender.word_scores(texts[p], labels[p], p)] == pytest.approx(expected)

@@ -14,6 +14,14 @@ word model, 1.3× on its character model (4.2 million non-zeros: the products do
 way), the same on dense sentence vectors. Both solutions are within the tolerance of the exact
 optimum, neither nearer it than the other by more than that (both ~0.02 in the largest
 coefficient on the line-up above): the attacker is the same model, fitted faster.
+
+The solve runs on single-precision features (``single_precision_fit.py``): newton-cg's time is the
+sparse products X·V and Xᵀ·G of its conjugate gradients, which read X and V from memory, and
+float32 halves what they read. On 9,628 synthetic passages of 40 companies (one BLAS thread)
+a word 1–2-gram fit took 2.95 → 1.31 s and a char_wb 2–5-gram fit 9.29 → 4.68 s in the same
+Newton steps, the coefficients within 4e-4 of the float64 solve's (the two solvers above differ
+by 0.02): well inside the stopping rule, so the same model again. The fitted coefficients are
+float64 (every score is computed as before, from float64 features).
 """
 
 from __future__ import annotations
@@ -23,8 +31,10 @@ SOLVER = "newton-cg"
 
 
 def logistic_regression(*, C: float, max_iter: int, random_state: int | None = 0):
-    """An unfitted ``sklearn.linear_model.LogisticRegression`` with the library's solver
-    (``C`` > 0: inverse regularisation strength; ``max_iter``: Newton steps at most)."""
-    from sklearn.linear_model import LogisticRegression
+    """An unfitted multinomial logistic regression with the library's solver, solved in single
+    precision (``single_precision_fit.SinglePrecisionFit``, a scikit-learn
+    ``LogisticRegression``; ``C`` > 0: inverse regularisation strength; ``max_iter``: Newton
+    steps at most)."""
+    from .single_precision_fit import SinglePrecisionFit  # scikit-learn loads when a model is made
 
-    return LogisticRegression(C=C, max_iter=max_iter, random_state=random_state, solver=SOLVER)
+    return SinglePrecisionFit(C=C, max_iter=max_iter, random_state=random_state, solver=SOLVER)
