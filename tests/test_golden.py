@@ -31,12 +31,14 @@ pytestmark = pytest.mark.slow
 #: key/ files the new path writes byte for byte as bc9925d did.
 BYTE_IDENTICAL = {"pseudonyms.csv", "chunks.csv", "tab_annotations.json", "leaks.csv",
                   "attack.json", "changes.csv", "decisions.csv", "corrections.json"}
-#: key/ files checked cell for cell against the golden bytes: text exactly, floats to a relative
-#: 1e-9. attack.csv's margins are sums over a logistic regression's coefficients, whose last
-#: digits move with the BLAS summation order (CI: 25.53174907772398 vs 25.531749077724186);
-#: pitman.csv's estimates come out of scipy's optimiser, whose last digits move with the CPU
-#: (an AVX-512 machine: 57.61944277819611 vs 57.61944277819614).
-CLOSE_TABLES = {"attack.csv", "pitman.csv"}
+#: key/ files checked cell for cell against the golden bytes: text exactly, floats to the
+#: relative tolerance given. attack.csv's margins are sums over a logistic regression's
+#: coefficients: since 4bca7a1 the regression is solved on float32 features
+#: (``models/single_precision_fit.py``), the same optimum within the solver's stopping rule, and
+#: the margins are bc9925d's to about 1e-4 (7e-5 here; before, only the BLAS summation order
+#: moved their last digits); pitman.csv's estimates come out of scipy's optimiser, whose last
+#: digits move with the CPU (an AVX-512 machine: 57.61944277819611 vs 57.61944277819614).
+CLOSE_TABLES = {"attack.csv": 1e-3, "pitman.csv": 1e-9}
 #: Files issue 19 reformats, checked value for value (``check_values``): the candidate table
 #: (releases.csv and candidates.csv are one table now, with one name per meaning), the
 #: configuration (sections) and the reports. The CLI's swap_log.csv gained the review columns
@@ -173,18 +175,18 @@ def assert_same_release(case: str, files: dict[str, bytes]) -> None:
         if name.startswith("key/") and base in BYTE_IDENTICAL:
             assert sha(key[base]) == digest, name
         if name.startswith("key/") and base in CLOSE_TABLES:
-            same_cells(old_file(case, name), key[base], name)
+            same_cells(old_file(case, name), key[base], name, CLOSE_TABLES[base])
     check_audit(case, key["audit.json"])
     check_values(case, key)
 
 
-def same_cells(old: bytes, new: bytes, name: str) -> None:
-    """The two CSV payloads hold the same table: text exactly, floats to a relative 1e-9."""
+def same_cells(old: bytes, new: bytes, name: str, rtol: float = 1e-9) -> None:
+    """The two CSV payloads hold the same table: text exactly, floats to a relative ``rtol``."""
     a, b = table(old), table(new)
     assert list(a.columns) == list(b.columns) and len(a) == len(b), name
     for column in a.columns:
         if pd.api.types.is_float_dtype(a[column]):
-            np.testing.assert_allclose(a[column].to_numpy(), b[column].to_numpy(), rtol=1e-9,
+            np.testing.assert_allclose(a[column].to_numpy(), b[column].to_numpy(), rtol=rtol,
                                        atol=1e-12, err_msg=f"{name}: {column}")
         else:
             assert list(a[column]) == list(b[column]), f"{name}: {column}"
