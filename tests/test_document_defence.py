@@ -353,6 +353,26 @@ def test_a_word_right_after_a_placeholder_is_masked_never_paired():
                    and "[Company Name] Kandor" not in c.text for c in result.chunks)
 
 
+def test_a_mask_takes_the_legal_suffix_that_follows_it():
+    """The 100k release's leak scan blocked "[…] Group" where "ANZ Banking" of "ANZ Banking Group"
+    was masked: the residue says what kind of firm it was. The mask takes the suffix."""
+    from neswap_core.publish.leak_context import shape_hits
+
+    chunks = [type(c)(c.chunk_id, c.doc_id, c.index, c.text.replace("Tellurium Cloud", "Tellurium Cloud Holdings, Inc"),
+                      c.protected) for c in corpus({"Acme": 2, "Bolt": 2}, chunks_per_doc=4, seed=1)]  # fmt: skip
+    assert any("Cloud Holdings, Inc" in c.text for c in chunks)
+    model = TermModel().fit(chunks)
+    result = apply_defence(chunks, model, DefenceParams(level=0.5, min_z=0.0, fill="mask"), np.random.default_rng(0))
+    masked = [c for c in result.changes if c.term == "cloud"]
+    assert masked and all(c.before == "Cloud Holdings, Inc" and c.after == "[…]" for c in masked)
+    assert not [h for c in result.chunks for h in shape_hits(c.text)]
+    # a rejected type stays at every occurrence; the suffix then goes with the next mask
+    kept = apply_defence(chunks, model, DefenceParams(level=0.5, min_z=0.0, fill="mask"), np.random.default_rng(0),
+                         rejected=frozenset(c.key for c in masked))  # fmt: skip
+    assert sum(c.text.count("Cloud […]") for c in kept.chunks) == len(masked)
+    assert not [h for c in kept.chunks for h in shape_hits(c.text)]
+
+
 def test_a_treated_word_is_treated_inside_hyphenated_compounds(chunks, model):
     """"Zorblax-enabled" still names Acme when "Zorblax" is treated everywhere else."""
     chunks = [type(c)(c.chunk_id, c.doc_id, c.index, c.text + " Zorblax-enabled devices grew.", c.protected)

@@ -224,3 +224,17 @@ def test_mask_placeholder_is_no_special_token_of_minilm_and_no_attacker_word() -
     assert pieces and not set(pieces) & special  # "[…]": "[", "…", "]"
     analyse = TfidfVectorizer().build_analyzer()  # the attacker's tokeniser (measure/attack.py)
     assert analyse(f"revenue {MASK_PLACEHOLDER} grew") == ["revenue", "grew"]
+
+
+def test_a_mask_takes_the_legal_suffix_that_follows_it() -> None:
+    """"[…] Group" says what kind of firm was masked and the leak scan blocks it as residue (the
+    100k release failed on "ANZ Banking Group" with "ANZ Banking" masked): the mask takes it."""
+    from neswap_core.publish.leak_context import shape_hits
+
+    text = "ANZ Banking Group Limited and Acme, Inc grew; the Group view held firm today."
+    scorer = TableScorer({"Banking": 5.0, "Acme": 4.0, "Limited": 3.0})
+    new, records = redact_chunks([_chunk(text)], scorer, 0.2)  # 3 of 14 words
+    assert [r.word for r in records] == ["Banking Group Limited", "Acme, Inc"]
+    assert new[0].text == "ANZ […] and […] grew; the Group view held firm today."
+    assert apply_redactions(_chunk(text), records).text == new[0].text
+    assert not shape_hits(new[0].text)

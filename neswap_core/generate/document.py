@@ -17,7 +17,8 @@ removal (masking, generic fills) only removes signal, never points anywhere else
 * ``apply_defence`` — every selected type is treated at **every** occurrence in its document
   (document-consistent treatment; an occurrence right after a placeholder is masked rather than
   paired: "[Company Name] Group" would read as the residue of another company's alias, which the
-  leak scan rightly blocks); optional rounding of exact figures ("$61.1 billion" → "about
+  leak scan rightly blocks), and a mask takes the legal suffix that follows it ("ANZ Banking
+  Group" → "[…]", never "[…] Group"); optional rounding of exact figures ("$61.1 billion" → "about
   $61 billion"). Tone words and placeholders are never candidates (``document_terms.eligible``).
   It returns the released chunks and one ``Change`` per changed occurrence, keyed by document
   and type: a reviewer rejects a type, and all of its occurrences stay (a half-treated type
@@ -37,6 +38,7 @@ import numpy as np
 from ..config import MASK_PLACEHOLDER
 from ..config.defaults import DEFAULT_DOCUMENT_CANDIDATES
 from ..corpus import Chunk
+from ..text.corporate import legal_suffix_end
 from .document_terms import (
     GENERIC,
     PLACEHOLDER,
@@ -364,8 +366,10 @@ def apply_defence(chunks: Sequence[Chunk], model: TermModel | None, params: Defe
             z = float(d.zs[d.index(key)])
             for p, o in d.occurrences(key):
                 after = occurrence_text(chunks[p].text, o, kind, what)
-                edits[p].append((o.start, o.end, after, "mask" if after == MASK_PLACEHOLDER else kind,
-                                 key, z))  # fmt: skip
+                if after == MASK_PLACEHOLDER:  # "[…] Group" would say what kind of firm it was
+                    edits[p].append((o.start, legal_suffix_end(chunks[p].text, o.end), after, "mask", key, z))
+                else:
+                    edits[p].append((o.start, o.end, after, kind, key, z))
         if params.round_figures:
             for p in d.positions:
                 edits[p] += [e for e in round_figure_edits(chunks[p].text) if f"{i}|{e[4]}" not in rejected]

@@ -41,6 +41,7 @@ from ..errors import ConfigError, CorpusError, FitError
 from ..measure.term_budget import fit_within_budget
 from ..models.blas_threads import single_blas_thread
 from ..models.logistic import logistic_regression
+from ..text.corporate import legal_suffix_end
 from ..text.words import text_words, word_spans
 
 
@@ -109,6 +110,21 @@ def select_words(scores: Sequence[WordScore], level: float) -> list[WordScore]:
 
 
 # --- applying masks -----------------------------------------------------------------------------
+def with_legal_suffixes(chunk: Chunk, records: Sequence[RedactionRecord]) -> list[RedactionRecord]:
+    """``records`` (one chunk's, in text order) with each mask taking the legal suffix words that
+    follow it ("Acme| Inc" → "[…]"): "[…] Inc" says what kind of firm was masked and the leak
+    scan blocks it as residue. A record inside a widened one is dropped."""
+    out: list[RedactionRecord] = []
+    last = -1
+    for r in records:
+        if r.start < last:
+            continue
+        end = legal_suffix_end(chunk.text, r.end)
+        out.append(r if end == r.end else replace(r, end=end, word=chunk.text[r.start : end]))
+        last = end
+    return out
+
+
 def apply_redactions(chunk: Chunk, records: Sequence[RedactionRecord]) -> Chunk:
     """Replace each recorded word by its replacement; drop overlapping spans, shift the others.
 
@@ -174,10 +190,10 @@ def redact_chunks(
     out: list[Chunk] = []
     records: list[RedactionRecord] = []
     for chunk, scores in zip(chunks, all_scores, strict=True):
-        chosen = [
+        chosen = with_legal_suffixes(chunk, [
             RedactionRecord(chunk.chunk_id, s.start, s.end, s.word, float(s.score))
             for s in select_words(scores, level)
-        ]
+        ])  # fmt: skip
         records += chosen
         out.append(apply_redactions(chunk, chosen))
     return out, records

@@ -50,7 +50,14 @@ from ..measure.term_budget import fit_within_budget
 from ..models.blas_threads import single_blas_thread
 from ..models.logistic import logistic_regression
 from ..text.words import text_words, word_spans
-from .redaction import RedactionRecord, WordScore, apply_redactions, masked_count, validate_level
+from .redaction import (
+    RedactionRecord,
+    WordScore,
+    apply_redactions,
+    masked_count,
+    validate_level,
+    with_legal_suffixes,
+)
 
 
 def allocate(costs: Sequence[float], sizes: Sequence[int], budget: int) -> np.ndarray:
@@ -245,7 +252,8 @@ def targeted_records(chunks: Sequence[Chunk], defender, level: float, margin: fl
     records = []
     for chunk, order, t in zip(chunks, orders, take, strict=True):
         chosen = sorted(order[: int(t)], key=lambda s: s.start)
-        records += [RedactionRecord(chunk.chunk_id, s.start, s.end, s.word, s.score) for s in chosen]
+        records += with_legal_suffixes(chunk, [RedactionRecord(chunk.chunk_id, s.start, s.end, s.word, s.score)
+                                               for s in chosen])  # fmt: skip
     return records
 
 

@@ -30,7 +30,7 @@ import re
 from functools import lru_cache
 
 from ..config import PLACEHOLDER_PATTERN
-from ..text.corporate import CORPORATE_SUFFIX, HANDLE_PATTERN, LEGAL_SUFFIX
+from ..text.corporate import CORPORATE_SUFFIX, HANDLE_PATTERN, LEGAL_SUFFIX_TAIL
 from ..text.participants import is_participant_line
 from ..text.sentences import ABBREVIATIONS
 
@@ -60,7 +60,7 @@ SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "residue",
         re.compile(
-            rf"{_PLACEHOLDER}(?:(?:,?[ \t]+{LEGAL_SUFFIX.pattern})+|\.{_TLDS}(?![\w-]))"
+            rf"{_PLACEHOLDER}(?:{LEGAL_SUFFIX_TAIL.pattern}|\.{_TLDS}(?![\w-]))"
         ),
     ),
     (

@@ -55,6 +55,19 @@ _RESIDUE = re.compile(
 )
 
 
+#: Legal suffix words right after a span (" Group", ", Inc", " Holdings Limited"): the shape the
+#: leak scan's residue pattern looks for after any placeholder (``publish.leak_context.SHAPES``).
+LEGAL_SUFFIX_TAIL = re.compile(rf"(?:,?[ \t]+{LEGAL_SUFFIX.pattern})+")
+
+
+def legal_suffix_end(text: str, end: int) -> int:
+    """Where a mask of ``text[…:end]`` must end so that it takes the legal suffix words that
+    follow ("ANZ Banking| Group" → ``end`` after "Group"): "[…] Group" says what kind of firm
+    was masked, and the leak scan rightly blocks it as residue (issue 21: the 100k release)."""
+    m = LEGAL_SUFFIX_TAIL.match(text, end)
+    return m.end() if m else end
+
+
 def absorb_residue(text: str) -> tuple[str, int]:
     """``[Company Name]`` swallows the legal suffix that followed the alias ("Acme Widgets Inc"
     when only "Acme Widgets" is known) and becomes ``[URL]`` before a top-level domain
