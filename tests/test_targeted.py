@@ -73,6 +73,18 @@ def test_hand_computed_budget_flips_cheapest_chunks_first(level, masks, flipped)
     assert all(MASK_PLACEHOLDER in a.text for a, m in zip(after, masks, strict=True) if m)
 
 
+def test_a_targeted_mask_takes_the_legal_suffix_that_follows_it() -> None:
+    """"a Group" masked as "[…] Group" would tell what kind of firm it was (and block the
+    release's leak scan as residue): the mask takes the suffix, and only once."""
+    from neswap_core.publish.leak_context import shape_hits
+
+    chunks = [_chunk("a Group Holdings x a, Inc x a", "A", "d0#0000")]  # flipped by two masks
+    records = targeted_records(chunks, CountDefender(), 0.5, margin=0.0)
+    assert [r.word for r in records] == ["a Group Holdings", "a, Inc"]
+    after = _redacted(chunks, records)
+    assert after[0].text == "[…] x […] x a" and not shape_hits(after[0].text)
+
+
 def test_allocate_spends_exactly_the_budget_unless_everything_is_flipped() -> None:
     costs, sizes = [0, 3, 1, 5, math.inf], [10, 10, 10, 10, 10]
     assert allocate(costs, sizes, 5).tolist() == [0, 3, 1, 1, 0]  # 0, 1, 3 fit; 1 left for cost 5
