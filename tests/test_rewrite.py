@@ -60,3 +60,24 @@ def test_role_c_leaves_a_string_kept_as_another_categorys_span():
     out = apply_roles([event, place], {"Event": "C", "Location": "S"})
     assert out[0].text == "The [Event] show."
     assert out[1].text == "Our Paris office and Paris again."
+
+
+def test_a_placeholder_takes_the_legal_suffix_after_it():
+    """"[Organization] Group" says what kind of firm it was and blocks the release's leak scan
+    as residue: a placeholder takes the legal suffix words after it; a swap does not, and a
+    suffix that is an entity of its own stays one."""
+    from neswap_core.publish.leak_context import shape_hits
+
+    c = make("a", "We met ANZ Banking Group and Acme, Inc; ANZ Banking Group Limited grew in Ohio.",
+             ("Organization", "ANZ Banking"), ("Organization", "Acme"), ("Location", "Ohio"))  # fmt: skip
+    new = rewrite_chunk(c, {("Organization", "ANZ Banking"): "[Organization]",
+                            ("Organization", "Acme"): "[Suppressed]"})  # fmt: skip
+    assert new.text == "We met [Organization] and [Suppressed]; [Organization] grew in Ohio."
+    assert [(s.text, new.text[s.start : s.end]) for s in new.entities] == [("Ohio", "Ohio")]
+    assert not shape_hits(new.text)
+    swapped = rewrite_chunk(c, {("Organization", "ANZ Banking"): "Westpac"})
+    assert swapped.text.startswith("We met Westpac Group and Acme, Inc; Westpac Group Limited")
+    group = make("b", "We met ANZ Banking Group today.", ("Organization", "ANZ Banking"), ("Organization", "Group"))
+    kept = rewrite_chunk(group, {("Organization", "ANZ Banking"): "[Organization]"})
+    assert kept.text == "We met [Organization] Group today."
+    assert [s.text for s in kept.entities] == ["Group"]
