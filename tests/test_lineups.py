@@ -337,6 +337,42 @@ def test_whole_document_scores_of_some_columns_are_those_columns_bit_for_bit(dat
             assert np.array_equal(family.doc_scores(sparse.csr_matrix(rows), columns=cols), every[:, cols])
 
 
+def test_whole_document_scores_of_a_line_up_are_those_columns_bit_for_bit(data, monkeypatch):
+    """Passages and documents are scored against their own line-up's companies only
+    (``doc_scores(lineups=...)``): against every company it was passages × companies, a third
+    of the attackers' scoring at 100k passages. Kept entries are the whole product's, bit for
+    bit; the rest are ``MASKED``, as ``mask_rows`` makes them; −1 (an unknown company) keeps
+    the row whole; the scorers never score a line-up passage against every company."""
+    from scipy import sparse
+
+    from neswap_core.measure import panel as panel_module
+
+    (rt, rl, rd), (ct, cl, cd), changed = data
+    panel = AttackerPanel(["retrieval", "bm25"], lineup=4).fit(rt, rl, rd)
+    rng = np.random.default_rng(11)
+    for family in panel.families_.values():
+        counts = sparse.csr_matrix(family.counts(ct))
+        lineups = rng.integers(-1, 3, size=len(ct))
+        every = family.doc_scores(counts)
+        part = family.doc_scores(counts, lineups=lineups)
+        inside = (family.lineup_[None, :] == lineups[:, None]) | (lineups[:, None] < 0)
+        assert np.array_equal(part[inside], every[inside])
+        assert (part[~inside] == MASKED).all() and (~inside).any()
+        y = np.searchsorted(panel.classes_, cl)
+        assert np.array_equal(mask_rows(every, y, family.lineup_),
+                              family.chunk_scores(ct, None, family.lineup_[y]))  # fmt: skip
+    before = {n: s.score(changed) for n, s in family_scorers(panel, ct, cl, cd).items()}
+    whole = []
+    real = panel_module.by_lineup
+    monkeypatch.setattr(panel_module, "by_lineup", lambda f, r, n, lineups=None: whole.append(
+        lineups is None or (np.asarray(lineups) < 0).all()) or real(f, r, n, lineups))  # fmt: skip
+    for name, scorer in family_scorers(panel, ct, cl, cd).items():
+        m = scorer.score(changed)
+        pd.testing.assert_frame_equal(m.documents, before[name].documents, check_exact=True)
+        np.testing.assert_array_equal(m.table, before[name].table)
+    assert whole and not any(whole)
+
+
 def test_defender_fall_of_the_retrieval_member_is_unchanged_by_scoring_two_columns(data):
     """``_member_fall``'s whole-document branch against the full product it replaced: every
     company's column of the summed edited counts. Equal up to rounding since the margins come

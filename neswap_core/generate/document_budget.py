@@ -155,7 +155,7 @@ def _member_fall(fam, job: DocJob) -> np.ndarray:
     if fam.whole_document:
         base_counts = fam.counts(base)
         total = sparse.csr_matrix(base_counts.sum(axis=0))
-        s0 = fam.doc_scores(total)[0]
+        s0 = fam.doc_scores(total, lineups=None if lineup is None else lineup[[y]])[0]  # its line-up only
         r = rival if rival is not None else int(np.argmax(np.where(others, s0, -np.inf)))
         margin = s0[y] - s0[r]
         if not edits:

@@ -24,7 +24,7 @@ from scipy import sparse
 
 from . import row_memo
 from .attack_scores import AttackMeasures, ReleaseScorer
-from .lineups import SCORE_BLOCK, mask_rows
+from .lineups import SCORE_BLOCK, mask_rows, row_lineups
 from .panel import (
     AttackerPanel,
     BM25Family,
@@ -72,7 +72,7 @@ class FamilyAttacker:
         if not texts:
             return np.zeros((0, len(self.classes_)))
         vectors = self._vectors(positions, texts) if self.family.needs_vectors else None
-        if lineups is not None and isinstance(self.family, LineupFamily):
+        if lineups is not None and (isinstance(self.family, LineupFamily) or self.family.whole_document):
             return np.asarray(self.family.chunk_scores(texts, vectors, lineups), dtype=np.float64)
         return np.asarray(self.family.chunk_scores(texts, vectors), dtype=np.float64)
 
@@ -146,7 +146,12 @@ class DocumentFamilyScorer(ReleaseScorer):
         self._keep_documents([(docs, self._doc_rows(docs, self.doc_counts_[docs])) for docs in blocks])
 
     def _doc_rows(self, docs: np.ndarray, counts) -> np.ndarray:
-        return mask_rows(self.family.doc_scores(counts), self.doc_y_[docs], self.lineup_)
+        y = self.doc_y_[docs]
+        return mask_rows(self.family.doc_scores(counts, lineups=row_lineups(y, self.lineup_)), y, self.lineup_)
+
+    def _chunk_rows(self, positions: np.ndarray, counts) -> np.ndarray:
+        """Scores of passages of word ``counts`` at ``positions`` (their line-ups' companies)."""
+        return self.family.doc_scores(counts, lineups=row_lineups(self.y_[positions], self.lineup_))
 
     def _released_documents(self, positions: np.ndarray, rows: np.ndarray, counts):
         """The documents holding ``positions`` re-scored from their counts updated by the
@@ -164,16 +169,16 @@ class DocumentFamilyScorer(ReleaseScorer):
 
         def post(at):
             counts = self.family.counts([texts[i] for i in at]).tocsr()
-            return self.family.doc_scores(counts), counts
+            return self._chunk_rows(pos[at], counts), counts
 
         return self._measure(pos, post)
 
     def score_steps(self, steps: Sequence[Mapping[int, str]]) -> list[AttackMeasures]:
-        _, flat_texts, cumulative = self.flat_steps(steps)
+        flat_pos, flat_texts, cumulative = self.flat_steps(steps)
         if not flat_texts:
             return [self.pre_release() for _ in cumulative]
         counts = self.family.counts(flat_texts).tocsr()
-        scores = self.family.doc_scores(counts)
+        scores = self._chunk_rows(flat_pos, counts)
         return [self.measures(pos, scores[rows], counts[rows]) if len(rows) else self.pre_release()
                 for pos, rows in cumulative]  # fmt: skip
 
