@@ -109,10 +109,11 @@ def is_frame_word(word: str) -> bool:
     return len(low) >= 2 and low.isalpha() and (low in (_STOP or stop_words()) or is_tone_word(low))
 
 
-def occurrences(text: str, frames: bool = True) -> list[Occurrence]:
+def occurrences(text: str, frames: bool = True, strings: dict[str, str] | None = None) -> list[Occurrence]:
     """Every eligible unigram and adjacent two-word phrase of ``text`` outside placeholders, and
     (``frames``) every eligible word framed by a stop or tone word beside it ("coming into": the
-    type is the phrase, only "coming" changes)."""
+    type is the phrase, only "coming" changes). ``strings``: each key, surface and frame is
+    the first equal string kept there (``document_terms``: one object per distinct string)."""
     blocked = [m.span() for m in PLACEHOLDER.finditer(text)]
     toks = list(TOKEN.finditer(text))
     if blocked:
@@ -120,8 +121,11 @@ def occurrences(text: str, frames: bool = True) -> list[Occurrence]:
     # each token's offsets, surface and lower case read once (ASCII tokens: a phrase's lower
     # case is its words' lower cases joined)
     starts, ends = [m.start() for m in toks], [m.end() for m in toks]
-    words = [m.group() for m in toks]
-    lows = [w.lower() for w in words]
+    # every string the first equal one in ``strings`` (made once: no second Occurrence per
+    # occurrence to share them, a quarter of ``document_terms`` at 100k passages)
+    shared = ({} if strings is None else strings).setdefault
+    words = [shared(w, w) for w in (m.group() for m in toks)]
+    lows = [shared(w, w) for w in (w.lower() for w in words)]
     ok = [eligible(w) for w in words]
     last = len(toks) - 1
     out = []
@@ -131,14 +135,16 @@ def occurrences(text: str, frames: bool = True) -> list[Occurrence]:
         joined = i < last and starts[i + 1] == ends[i] + 1 and text[ends[i]] == " "
         if not ok[i]:
             if frames and joined and ok[i + 1] and is_frame_word(words[i]):
-                add(Occurrence(starts[i + 1], ends[i + 1], f"{lows[i]} {lows[i + 1]}", words[i + 1], 1,
-                               f"{lows[i]} _"))  # fmt: skip
+                key, frame = f"{lows[i]} {lows[i + 1]}", f"{lows[i]} _"
+                add(Occurrence(starts[i + 1], ends[i + 1], shared(key, key), words[i + 1], 1, shared(frame, frame)))
             continue
         add(Occurrence(starts[i], ends[i], lows[i], words[i], 1))
         if joined and ok[i + 1]:
-            add(Occurrence(starts[i], ends[i + 1], f"{lows[i]} {lows[i + 1]}", text[starts[i]:ends[i + 1]], 2))
+            key, surface = f"{lows[i]} {lows[i + 1]}", text[starts[i] : ends[i + 1]]
+            add(Occurrence(starts[i], ends[i + 1], shared(key, key), shared(surface, surface), 2))
         elif frames and joined and is_frame_word(words[i + 1]):
-            add(Occurrence(starts[i], ends[i], f"{lows[i]} {lows[i + 1]}", words[i], 1, f"_ {lows[i + 1]}"))
+            key, frame = f"{lows[i]} {lows[i + 1]}", f"_ {lows[i + 1]}"
+            add(Occurrence(starts[i], ends[i], shared(key, key), words[i], 1, shared(frame, frame)))
     return out
 
 
@@ -416,17 +422,6 @@ def _category_at(chunk: Chunk, o: Occurrence) -> str:
     return ""
 
 
-def _shared(o: Occurrence, strings: dict[str, str]) -> Occurrence:
-    """``o`` with its key, surface and frame replaced by the first equal string seen (one
-    object per distinct string instead of one per occurrence)."""
-    key = strings.setdefault(o.key, o.key)
-    surface = strings.setdefault(o.surface, o.surface)
-    frame = strings.setdefault(o.frame, o.frame)
-    if key is o.key and surface is o.surface and frame is o.frame:
-        return o
-    return Occurrence(o.start, o.end, key, surface, o.n, frame)
-
-
 def document_terms(chunks: Sequence[Chunk], model: TermModel, min_z: float | None = None) -> dict[str, DocTerms]:
     """Per document id: its candidate types (module docstring), scored by ``model``.
 
@@ -444,8 +439,8 @@ def document_terms(chunks: Sequence[Chunk], model: TermModel, min_z: float | Non
         words = 0
         for p in positions:
             words += len(_WORDS.findall(chunks[p].text))
-            for o in occurrences(chunks[p].text):
-                occ.setdefault(o.key, []).append((p, _shared(o, strings)))
+            for o in occurrences(chunks[p].text, strings=strings):
+                occ.setdefault(o.key, []).append((p, o))
         docs[doc_id] = _columns(doc_id, chunks[positions[0]].protected, positions, words, occ,
                                 chunks, model, floor)  # fmt: skip
     return docs
