@@ -42,6 +42,7 @@ from ..config import (
 )
 from ..corpus import Chunk, EntitySpan
 from ..errors import ConfigError, CorpusError
+from ..text.alternation import alternation
 from ..text.corporate import legal_suffix_end
 
 _PLACEHOLDER = re.compile(PLACEHOLDER_PATTERN)
@@ -171,11 +172,12 @@ _BEFORE, _AFTER = r"(?<![\w.])", r"(?!\w)"
 
 
 def mention_pattern(strings: Iterable[str]) -> re.Pattern[str] | None:
-    """One regex finding whole-word mentions of any of ``strings``, longest first."""
-    ordered = sorted(set(strings), key=lambda s: (-len(s), s))
-    if not ordered:
+    """One regex finding whole-word mentions of any of ``strings``, longest first (one prefix
+    tree, ``text.alternation``: an alternation of every string was text × strings)."""
+    alternatives = alternation(set(strings))
+    if alternatives is None:
         return None
-    return re.compile(_BEFORE + "(?:" + "|".join(map(re.escape, ordered)) + ")" + _AFTER)
+    return re.compile(_BEFORE + "(?:" + alternatives + ")" + _AFTER)
 
 
 def _word_occurrences(text: str, word: str) -> list[tuple[int, int]]:

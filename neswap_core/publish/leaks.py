@@ -53,6 +53,7 @@ from pathlib import Path
 from ..config import PLACEHOLDER_PATTERN
 from ..corpus import Corpus
 from ..errors import ConfigError
+from ..text.alternation import alternation
 from ..text.identifiers import NICKNAMES, document_aliases, is_domain
 from ..text.words import is_common_word
 from .leak_context import names_company, shape_hits, ticker_context, ticker_is_word
@@ -203,10 +204,11 @@ def leak_terms(
 
 
 def _pattern(terms: Iterable[LeakTerm], flags: int = 0) -> re.Pattern[str] | None:
-    bodies = sorted({t.text for t in terms}, key=lambda s: (-len(s), s))
-    if not bodies:
+    """Whole-word search for the terms, longest first, words apart by any white space; one
+    prefix tree (``text.alternation``): an alternation of every term was text × terms."""
+    alternatives = alternation({t.text for t in terms}, whitespace=True, fold=bool(flags & re.IGNORECASE))
+    if alternatives is None:
         return None
-    alternatives = "|".join(r"\s+".join(re.escape(w) for w in b.split()) for b in bodies)
     return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", flags)
 
 
