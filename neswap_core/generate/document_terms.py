@@ -128,7 +128,7 @@ def occurrences(text: str, frames: bool = True, strings: dict[str, str] | None =
     lows = [shared(w, w) for w in (w.lower() for w in words)]
     ok = [eligible(w) for w in words]
     last = len(toks) - 1
-    out = []
+    out: list[Occurrence] = []
     add = out.append
     for i in range(len(toks)):
         # the last token: nothing follows it (``joined`` guards the next token's reads)

@@ -338,7 +338,7 @@ class ReleaseScorer:
         k, n_docs = len(self.classes_), len(self.documents_)
         parts = [(d, r) for d, r in parts if len(d)]
         if not parts:
-            self.doc_log_proba_ = np.zeros((0, k))
+            self.doc_log_proba_: np.ndarray | LineupRows = np.zeros((0, k))
             self.doc_scores_ = DocumentScores.empty(0)
             return
         self.doc_log_proba_ = stack_rows([LineupRows.of(r, self.doc_y_[d], self.lineup_) for d, r in parts], k)

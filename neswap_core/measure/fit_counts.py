@@ -83,7 +83,7 @@ def _as_scikit_learn_does(vectorizer, counts: sparse.csr_matrix, rows: int, widt
 
 def _first_met(terms) -> dict[str, int]:
     """Each distinct term numbered in order of first appearance (scikit-learn's numbering)."""
-    vocabulary = dict.fromkeys(terms)
+    vocabulary: dict[str, int] = dict.fromkeys(terms, 0)
     for i, term in enumerate(vocabulary):
         vocabulary[term] = i
     return vocabulary

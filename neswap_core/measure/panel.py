@@ -101,7 +101,9 @@ class Family:
     def fit(self, texts, labels, doc_ids, vectors=None):  # pragma: no cover - interface
         raise NotImplementedError
 
-    def chunk_scores(self, texts, vectors=None) -> np.ndarray:  # pragma: no cover
+    def chunk_scores(self, texts, vectors=None, lineups=None) -> np.ndarray:  # pragma: no cover
+        """Scores (n, K) of ``texts``; ``lineups`` (each text's line-up): a family that can,
+        scores each against its own line-up only (the other entries are masked anyway)."""
         raise NotImplementedError
 
     def edited_scores(self, texts, edits) -> np.ndarray:
@@ -160,7 +162,7 @@ class LinearTextFamily(Family):
         self.clf_, self.classes_ = clf, np.asarray(clf.classes_, dtype=object)
         return self
 
-    def chunk_scores(self, texts, vectors=None) -> np.ndarray:
+    def chunk_scores(self, texts, vectors=None, lineups=None) -> np.ndarray:
         return self._scores(row_memo.transform(self.vectorizer_, texts))
 
     def edited_scores(self, texts, edits) -> np.ndarray:
@@ -211,7 +213,7 @@ class EmbeddingFamily(Family):
         return self
 
     @single_blas_thread
-    def chunk_scores(self, texts, vectors=None) -> np.ndarray:
+    def chunk_scores(self, texts, vectors=None, lineups=None) -> np.ndarray:
         return _softmax_log(_per_class(np.asarray(vectors, np.float64) @ self.clf_.coef_.T + self.clf_.intercept_))
 
 
