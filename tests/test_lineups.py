@@ -151,6 +151,52 @@ def test_release_scorers_agree_with_the_panel_scorer_under_line_ups(data, monkey
         np.testing.assert_array_equal(m.table, whole[name].table)
 
 
+@pytest.mark.parametrize("block", [4, 4096])
+def test_release_views_measure_the_release_as_score_does_from_one_scoring(data, monkeypatch, block):
+    """Issue 21: the attack report measured the release (``score``), then the per-document
+    views measured it again and scored each block's changed passages a third time. One pass
+    now does both: the same measures, bit for bit, whatever the blocks; each view's passages
+    scored as ``released_log_proba`` scores them (a second method); each changed passage
+    scored once."""
+    import neswap_core.measure.explain as explain
+    from neswap_core.measure.explain import document_views, release_views
+
+    (rt, rl, rd), (ct, cl, cd), changed = data
+    panel = AttackerPanel(["word", "char", "retrieval"], lineup=4).fit(rt, rl, rd)
+    scorers = family_scorers(panel, ct, cl, cd)
+    expected = {name: scorer.score(changed) for name, scorer in scorers.items()}
+    monkeypatch.setattr(explain, "SCORE_BLOCK", block)
+    for name, scorer in scorers.items():
+        asked = []
+        original = type(scorer).released_rows
+
+        def counted(self, positions, texts, original=original):
+            asked.extend(np.asarray(positions).tolist())
+            return original(self, positions, texts)
+
+        monkeypatch.setattr(type(scorer), "released_rows", counted)
+        m, views = release_views(scorer, changed)
+        monkeypatch.setattr(type(scorer), "released_rows", original)
+        assert sorted(asked) == sorted(p for p, t in changed.items() if t != ct[p]), name  # once each
+        e = expected[name]
+        assert m.to_dict() == e.to_dict(), name
+        pd.testing.assert_frame_equal(m.documents, e.documents, check_exact=True)
+        frame = e.documents.set_index("doc_id")
+        assert [v.doc_id for v in views] == list(scorer.documents_)
+        for v in views:
+            assert (v.named, v.predicted) == (bool(frame.loc[v.doc_id, "named"]), frame.loc[v.doc_id, "predicted"])
+            y = scorer.doc_y_[list(scorer.documents_).index(v.doc_id)]
+            for p, lp in zip(v.chunks["position"], v.chunks["log_prob_true"], strict=True):
+                row = (scorer.released_log_proba(np.array([p]), [changed[p]]) if p in changed
+                       else scorer.log_proba_rows(np.array([p])))  # fmt: skip
+                assert lp == row[0, y], (name, v.doc_id, p)
+        # one document alone: its view, measured over the whole release all the same
+        doc = views[3].doc_id
+        (alone,) = document_views(scorer, changed, doc_ids=[doc])
+        assert (alone.named, alone.predicted) == (views[3].named, views[3].predicted)
+        pd.testing.assert_frame_equal(alone.chunks, views[3].chunks)
+
+
 def test_one_line_up_is_the_whole_corpus_attacker_bit_for_bit(data):
     (rt, rl, rd), (ct, cl, cd), changed = data
     a = AttackerPanel(["word"], lineup=9).fit(rt, rl, rd)

@@ -10,14 +10,14 @@ blind to that chunk).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from ..errors import ConfigError
-from .attack_scores import ReleaseScorer
+from .attack_scores import AttackMeasures, ReleaseMeasuring, ReleaseScorer
 from .lineups import SCORE_BLOCK
 
 if TYPE_CHECKING:  # the attackers' module imports scikit-learn (1.5 s): the Check page's views
@@ -43,23 +43,6 @@ def _released_texts(scorer: ReleaseScorer, changed: Mapping[int, str]) -> tuple[
     for p, t in zip(pos, new, strict=True):
         texts[p] = t
     return texts, pos, new
-
-
-def _released(scorer: ReleaseScorer, pos: np.ndarray, new: list[str], rows: np.ndarray,
-              where: np.ndarray) -> np.ndarray:
-    """The released corpus's log-probabilities of the chunks ``rows`` (in that order), the
-    changed ones (``pos``, ``new``) scored again: never the whole passages × companies matrix
-    (issue 21), the caller asks for a block of documents at a time. ``where``: −1 for every
-    passage (scratch, left as found)."""
-    log_p = scorer.log_proba_rows(rows)
-    where[rows] = np.arange(len(rows))
-    try:
-        mine = np.flatnonzero(where[pos] >= 0) if len(pos) else np.zeros(0, dtype=np.int64)
-        if len(mine):
-            log_p[where[pos[mine]]] = scorer.released_log_proba(pos[mine], [new[i] for i in mine])
-    finally:
-        where[rows] = -1
-    return log_p
 
 
 def _term_weights(scorer: ReleaseScorer, texts: list[str], positions: np.ndarray, label: str):
@@ -109,25 +92,60 @@ def document_views(
 ) -> list[DocumentView]:
     """One ``DocumentView`` per document of the corpus, or of ``doc_ids`` only, in document
     order (the app shows one document: explaining all of them took minutes on a big corpus)."""
+    return release_views(scorer, changed, n_chunks=n_chunks, n_words=n_words, doc_ids=doc_ids)[1]
+
+
+def release_views(
+    scorer: ReleaseScorer,
+    changed: Mapping[int, str] | None = None,
+    *,
+    n_chunks: int = 3,
+    n_words: int = 10,
+    doc_ids: Sequence[str] | None = None,
+) -> tuple[AttackMeasures, list[DocumentView]]:
+    """(``scorer.score(changed)``, ``document_views(...)``) with each changed passage scored
+    once: by blocks of whole documents, each block's released rows both measured
+    (``ReleaseMeasuring``: the same figures, bit for bit) and shown. The attack report scored
+    the changed passages three times per attacker (issue 21)."""
     changed = changed or {}
-    members = document_rows(scorer.doc_index_, len(scorer.documents_))
+    n_docs = len(scorer.documents_)
+    members = document_rows(scorer.doc_index_, n_docs)
     wanted = None if doc_ids is None else {str(d) for d in doc_ids}
-    shown = [d for d, doc_id in enumerate(scorer.documents_) if wanted is None or str(doc_id) in wanted]
+    show = np.array([wanted is None or str(doc_id) in wanted for doc_id in scorer.documents_], dtype=bool)
     texts, pos, new = _released_texts(scorer, changed)
+    doc_of = scorer.doc_index_[pos]
+    touched = np.zeros(n_docs, dtype=bool)
+    touched[doc_of] = True
+    measuring = ReleaseMeasuring(scorer, pos)
+    changed_pos = set(pos.tolist())
+    views: list[DocumentView] = []
+    where = np.full(len(texts), -1, dtype=np.int64)  # scratch: a shown passage's row in its block
+    in_block = np.zeros(n_docs, dtype=bool)
+    for block in _document_blocks(np.flatnonzero(show | touched).tolist(), members):
+        in_block[block] = True
+        at = np.flatnonzero(in_block[doc_of])  # the block's changed passages, in release order
+        in_block[block] = False
+        released = measuring.add(at, *scorer.released_rows(pos[at], [new[i] for i in at])) if len(at) else None
+        shown = [d for d in block if show[d]]
+        if not shown:
+            continue
+        rows_block = np.concatenate([members[d] for d in shown])
+        log_p = scorer.log_proba_rows(rows_block)
+        if released is not None:
+            where[rows_block] = np.arange(len(rows_block))
+            mine = where[pos[at]]
+            log_p[mine[mine >= 0]] = released[mine >= 0]
+            where[rows_block] = -1
+        start = np.cumsum([0] + [len(members[d]) for d in shown])
+        for i, d in enumerate(shown):
+            views.append(_view(scorer, d, members[d], log_p[start[i] : start[i + 1]], texts,
+                               changed_pos, n_chunks, n_words))  # fmt: skip
     # named / predicted as the scorer measures documents (sums of chunk log-probabilities, or a
     # whole-document family's own score: measure/panel_scorers.py)
-    docs = scorer.score(changed).documents
-    changed_pos = set(pos.tolist())
-    views = []
-    where = np.full(len(texts), -1, dtype=np.int64)
-    for block in _document_blocks(shown, members):
-        rows_block = np.concatenate([members[d] for d in block])
-        lp_block = _released(scorer, pos, new, rows_block, where)
-        start = np.cumsum([0] + [len(members[d]) for d in block])
-        for i, d in enumerate(block):
-            views.append(_view(scorer, d, members[d], lp_block[start[i] : start[i + 1]], texts,
-                               changed_pos, docs, n_chunks, n_words))  # fmt: skip
-    return views
+    named, predicted = measuring.named()
+    at = {str(doc_id): d for d, doc_id in enumerate(scorer.documents_)}
+    views = [replace(v, named=bool(named[at[v.doc_id]]), predicted=str(predicted[at[v.doc_id]])) for v in views]
+    return measuring.measures(), views
 
 
 def _document_blocks(shown: list[int], members: list[np.ndarray]) -> list[list[int]]:
@@ -144,8 +162,9 @@ def _document_blocks(shown: list[int], members: list[np.ndarray]) -> list[list[i
 
 
 def _view(scorer: ReleaseScorer, d: int, rows: np.ndarray, log_p: np.ndarray, texts: list[str],
-          changed_pos: set[int], docs: pd.DataFrame, n_chunks: int, n_words: int) -> DocumentView:
-    """Document ``d``'s view from its passages' (``rows``) released log-probabilities."""
+          changed_pos: set[int], n_chunks: int, n_words: int) -> DocumentView:
+    """Document ``d``'s view from its passages' (``rows``) released log-probabilities (named
+    and predicted left for ``release_views`` to fill from the release's measures)."""
     y = scorer.doc_y_[d]
     true_lp = log_p[:, y] if y >= 0 else np.full(len(rows), -np.inf)
     order = np.argsort(-true_lp, kind="stable")[:n_chunks]
@@ -162,8 +181,8 @@ def _view(scorer: ReleaseScorer, d: int, rows: np.ndarray, log_p: np.ndarray, te
     return DocumentView(
         doc_id=str(scorer.documents_[d]),
         company=label,
-        named=bool(docs["named"].iloc[d]),
-        predicted=str(docs["predicted"].iloc[d]),
+        named=False,
+        predicted="",
         chunks=chunks,
         words=_top_words(scorer, [texts[p] for p in rows], rows, label, n_words),
     )

@@ -164,14 +164,11 @@ class DocumentFamilyScorer(ReleaseScorer):
                                    shape=(len(docs), len(positions)))  # fmt: skip
         return docs, self._doc_rows(docs, self.doc_counts_[docs] + member @ delta)
 
-    def score(self, changed: Mapping[int, str]) -> AttackMeasures:
-        pos, texts = self._changed(changed)
-
-        def post(at):
-            counts = self.family.counts([texts[i] for i in at]).tocsr()
-            return self._chunk_rows(pos[at], counts), counts
-
-        return self._measure(pos, post)
+    def released_rows(self, positions: np.ndarray, texts: list[str]):
+        """(scores, word counts) of released ``texts`` at ``positions``: a document's released
+        score is made from its passages' counts (``_released_documents``)."""
+        counts = self.family.counts(list(texts)).tocsr()
+        return self._chunk_rows(positions, counts), counts
 
     def score_steps(self, steps: Sequence[Mapping[int, str]]) -> list[AttackMeasures]:
         flat_pos, flat_texts, cumulative = self.flat_steps(steps)

@@ -20,7 +20,7 @@ import pandas as pd
 from ..choose.attack_columns import ATTACKER_NOTES, PANEL, panel_members, primary_name, summarise
 from ..errors import CorpusError
 from ..measure.attack_scores import ReleaseScorer
-from ..measure.explain import document_views, views_frame
+from ..measure.explain import release_views, views_frame
 
 #: Columns of attack.csv, one row per (attacker, document).
 CSV_COLUMNS = [
@@ -39,7 +39,8 @@ def attack_report(
     summary: dict = {"primary": primary_name(scorers), "attackers": {}}
     frames = []
     for name, scorer in scorers.items():
-        pre, post = scorer.pre_release(), scorer.score(changed)
+        # the release measured and explained from one scoring of its changed passages
+        pre, (post, views) = scorer.pre_release(), release_views(scorer, changed)
         entry = {
             "note": ATTACKER_NOTES.get(name, ""),
             "pre_release": pre.to_dict(),
@@ -53,7 +54,7 @@ def attack_report(
         summary["attackers"][name] = entry
         summary["chance"] = post.chance
         before = pre.documents.set_index("doc_id")["named"]
-        frame = views_frame(document_views(scorer, changed), list(chunk_ids) if chunk_ids else None)
+        frame = views_frame(views, list(chunk_ids) if chunk_ids else None)
         frame.insert(0, "attacker", name)
         frame.insert(4, "named_before", frame["doc_id"].map(before).astype(bool))
         frame = frame.rename(columns={"named": "named_after", "predicted": "predicted_after"})
