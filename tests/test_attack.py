@@ -257,6 +257,26 @@ def test_term_weights_equal_up_to_float_noise_rank_by_term():
     assert list(flipped.index) == ["name atmos", "atmos"]
 
 
+def test_the_top_positive_terms_are_the_whole_ranking_s_ties_and_phrases_included():
+    """Issue 21: the views rank only the weights that can be among the shown ones; their first
+    ``top`` positive terms are the whole ranking's (a second method: rank everything), with
+    ties at the cut (to ``WEIGHT_DECIMALS``), phrases before words and negative weights."""
+    from neswap_core.measure.term_ranking import ranked_weights
+
+    rng = np.random.default_rng(0)
+    words = np.array([f"w{i}" for i in range(60)] + [f"w{i} x" for i in range(60)], dtype=object)
+    for trial in range(300):
+        n = int(rng.integers(0, len(words)))
+        terms = rng.choice(words, n, replace=False)
+        weights = rng.choice([-0.3, 0.0, 0.1, 0.2, 0.2 + 1e-13, 0.5], n) + rng.normal(0, 1e-3, n) * (trial % 2)
+        for top in (0, 1, 3, 10):
+            whole = ranked_weights(weights, terms)
+            trimmed = ranked_weights(weights, terms, top)
+            shown, expected = trimmed[trimmed > 0].head(top), whole[whole > 0].head(top)
+            assert list(shown.items()) == list(expected.items())
+            assert len(trimmed) <= max(len(whole), 0) and (trimmed > 0).all()
+
+
 @pytest.mark.parametrize("in_corpus", [False, True])
 def test_the_attack_report_sorts_each_vocabulary_once_not_once_per_document(in_corpus, monkeypatch):
     """scikit-learn's get_feature_names_out sorts the whole vocabulary; the per-document views

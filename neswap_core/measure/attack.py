@@ -161,8 +161,9 @@ class TextAttacker(BaseEstimator):
         (and ``lineups``: one model knows every company)."""
         return self.predict_log_proba(texts)
 
-    def term_weights(self, texts: Sequence[str], label: str) -> pd.Series:
-        """Σ over ``texts`` of tf-idf × coefficient of class ``label``, per term (largest first)."""
+    def term_weights(self, texts: Sequence[str], label: str, top: int | None = None) -> pd.Series:
+        """Σ over ``texts`` of tf-idf × coefficient of class ``label``, per term (largest first;
+        ``top``: as ``ranked_weights`` trims them)."""
         self._check()
         if label not in set(self.classes_):
             return pd.Series(dtype=float)
@@ -173,7 +174,7 @@ class TextAttacker(BaseEstimator):
         totals = np.asarray(X.multiply(row).sum(axis=0)).ravel()
         used = np.flatnonzero(X.getnnz(axis=0))
         names = row_memo.feature_names(self.vectorizer_)[used]
-        return ranked_weights(totals[used], names)
+        return ranked_weights(totals[used], names, top)
 
 
 def fold_assignment(
@@ -377,9 +378,11 @@ class CrossFittedAttacker(BaseEstimator):
         return model
 
     def term_weights(
-        self, texts: Sequence[str], label: str, positions: Sequence[int] | np.ndarray | None = None
+        self, texts: Sequence[str], label: str, positions: Sequence[int] | np.ndarray | None = None,
+        top: int | None = None,
     ) -> pd.Series:
-        """Per term, Σ of tf-idf × coefficient of ``label`` under each position's fold model."""
+        """Per term, Σ of tf-idf × coefficient of ``label`` under each position's fold model
+        (``top``: as ``ranked_weights`` trims them)."""
         self._check()
         at = np.asarray(positions if positions is not None else [], dtype=np.int64)
         if len(at) != len(texts):
@@ -391,7 +394,7 @@ class CrossFittedAttacker(BaseEstimator):
         if not parts:
             return pd.Series(dtype=float)
         total = pd.concat(parts).groupby(level=0).sum()
-        return ranked_weights(total.to_numpy(), total.index.to_numpy())
+        return ranked_weights(total.to_numpy(), total.index.to_numpy(), top)
 
 
 def cross_fitted_proba(

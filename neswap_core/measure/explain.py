@@ -45,19 +45,19 @@ def _released_texts(scorer: ReleaseScorer, changed: Mapping[int, str]) -> tuple[
     return texts, pos, new
 
 
-def _term_weights(scorer: ReleaseScorer, texts: list[str], positions: np.ndarray, label: str):
+def _term_weights(scorer: ReleaseScorer, texts: list[str], positions: np.ndarray, label: str, top: int):
     attacker = scorer.attacker
     if attacker is None:
         return pd.Series(dtype=float)
     if getattr(attacker, "positional", False):  # the in-corpus attacker: a fold model per chunk
         fitted: CrossFittedAttacker = attacker
-        return fitted.term_weights(texts, label, positions)
-    return attacker.term_weights(texts, label)
+        return fitted.term_weights(texts, label, positions, top)
+    return attacker.term_weights(texts, label, top)
 
 
 def _top_words(scorer: ReleaseScorer, texts: list[str], positions: np.ndarray, label: str,
                n_words: int) -> pd.Series:
-    weights = _term_weights(scorer, texts, positions, label)
+    weights = _term_weights(scorer, texts, positions, label, n_words)  # only what can be shown
     return weights[weights > 0].head(n_words)
 
 

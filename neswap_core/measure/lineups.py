@@ -264,6 +264,6 @@ class LineupTextAttacker(LineupModels):
     def predict(self, texts: Sequence[str]) -> np.ndarray:
         return self.classes_[self.predict_log_proba(texts).argmax(axis=1)]
 
-    def term_weights(self, texts: Sequence[str], label: str) -> pd.Series:
+    def term_weights(self, texts: Sequence[str], label: str, top: int | None = None) -> pd.Series:
         part = self.part_of(label)
-        return pd.Series(dtype=float) if part is None else part.term_weights(texts, label)
+        return pd.Series(dtype=float) if part is None else part.term_weights(texts, label, top)

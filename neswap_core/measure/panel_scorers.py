@@ -76,12 +76,12 @@ class FamilyAttacker:
             return np.asarray(self.family.chunk_scores(texts, vectors, lineups), dtype=np.float64)
         return np.asarray(self.family.chunk_scores(texts, vectors), dtype=np.float64)
 
-    def term_weights(self, texts: Sequence[str], label: str) -> pd.Series:
+    def term_weights(self, texts: Sequence[str], label: str, top: int | None = None) -> pd.Series:
         """The words that name ``label`` in ``texts`` (``family_term_weights``)."""
-        return family_term_weights(self.family, texts, label)
+        return family_term_weights(self.family, texts, label, top)
 
 
-def family_term_weights(family: Family, texts: Sequence[str], label: str) -> pd.Series:
+def family_term_weights(family: Family, texts: Sequence[str], label: str, top: int | None = None) -> pd.Series:
     """Per n-gram, its weight for company ``label`` in the concatenation of ``texts`` (largest
     first): retrieval, the n-gram's share of the cosine to the company's profile (tf-idf of the
     texts × the profile's, both unit length); BM25, count × the profile's BM25 weight; LR and
@@ -89,7 +89,7 @@ def family_term_weights(family: Family, texts: Sequence[str], label: str) -> pd.
     Empty for the embedding family, which reads no words."""
     if isinstance(family, LineupFamily):  # the model of the label's line-up
         part = family.part_of(label)
-        return pd.Series(dtype=float) if part is None else family_term_weights(part, texts, label)
+        return pd.Series(dtype=float) if part is None else family_term_weights(part, texts, label, top)
     classes = list(family.classes_)
     if label not in classes or not texts:
         return pd.Series(dtype=float)
@@ -114,7 +114,7 @@ def family_term_weights(family: Family, texts: Sequence[str], label: str) -> pd.
     else:
         return pd.Series(dtype=float)
     contrib = contrib.tocoo()
-    return ranked_weights(contrib.data, names[contrib.col])
+    return ranked_weights(contrib.data, names[contrib.col], top)
 
 
 class DocumentFamilyScorer(ReleaseScorer):
