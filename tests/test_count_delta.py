@@ -255,3 +255,56 @@ def test_members_that_cut_words_alike_share_the_windows_and_still_count_their_ow
     assert len(cuts) == 3 * len(edits)
     count_delta.count_changes(members[0], list(passages), edits)  # other texts: cut again
     assert len(cuts) == 4 * len(edits)
+
+
+def test_jobs_are_handed_out_one_line_up_after_another_biggest_first_within():
+    """Issue 21: each line-up's members have their own row memos, bounded per process; handed
+    out by size alone, 32 line-ups took turns in each worker and their memos kept being dropped.
+    Without line-ups: biggest first, as before."""
+    from neswap_core.generate.document_budget import job_order
+
+    sizes = [5, 9, 1, 7, 3, 8, 2]
+    groups = [0, 1, 0, 2, 1, 0, 2]  # work: line-up 0 holds 14, 1 holds 12, 2 holds 9
+    assert job_order(sizes) == [1, 5, 3, 0, 4, 6, 2]
+    assert job_order(sizes, groups) == [5, 0, 2, 1, 4, 3, 6]
+    assert job_order([4, 4], [1, 0]) == [1, 0]  # equal work: line-up 0 first
+    assert job_order([], []) == []
+
+
+def test_plans_under_line_ups_are_scored_line_up_by_line_up_and_the_same_in_workers(monkeypatch):
+    """With several line-ups the workers get one line-up's documents after another (the order
+    they are built in), and the plans are one process's, bit for bit."""
+    from neswap_core.generate import document_budget
+    from neswap_core.generate.document import DefenceParams
+    from neswap_core.generate.document_budget import DocumentDefender, document_plans, prepare_defence
+    from neswap_core.generate.document_terms import TermModel
+    from tests.test_document_defence import corpus
+
+    sizes = {"Acme": 3, "Bolt": 3, "Cres": 3, "Dyna": 3}
+    chunks = corpus(sizes, chunks_per_doc=3, seed=5)
+    reading = corpus(sizes, chunks_per_doc=3, seed=6, prefix="r")
+    units = ([c.text for c in reading], [c.protected for c in reading], [c.doc_id for c in reading])
+    defender = DocumentDefender(lineup=2).fit(*units)
+    prep = prepare_defence(chunks, TermModel().fit(chunks, units), DefenceParams(level=0.1, min_z=0.0),
+                           np.random.default_rng(0), None)
+    rival = {i: prep.docs[prep.partner[i]].company for i in prep.docs}
+    groups = document_budget._job_groups(defender, [d.company for d in prep.docs.values()])
+    assert groups is not None and len(set(groups)) == 2
+    one = document_plans(chunks, prep.docs, defender, rival, prep.fills, min_z=0.0, processes=1)
+    monkeypatch.setattr(document_budget, "PROCESS_MIN_DOCUMENTS", 2)
+    built: list[str] = []
+    build = document_budget._doc_job
+
+    def recorded(chunks, d, *args):
+        built.append(d.company)
+        return build(chunks, d, *args)
+
+    monkeypatch.setattr(document_budget, "_doc_job", recorded)
+    two = document_plans(chunks, prep.docs, defender, rival, prep.fills, min_z=0.0, processes=2)
+    lineup_of = dict(zip([d.company for d in prep.docs.values()], groups, strict=True))
+    seen = [lineup_of[c] for c in built]
+    assert len(seen) == len(prep.docs) and seen == sorted(seen, key=seen.index)  # each line-up's run unbroken
+    assert any(p.order for p in one.values())
+    for doc_id in one:
+        assert one[doc_id].order == two[doc_id].order
+        assert one[doc_id].fractions.tobytes() == two[doc_id].fractions.tobytes()

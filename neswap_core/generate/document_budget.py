@@ -220,13 +220,43 @@ def _worker_fractions(job: DocJob) -> np.ndarray:
     return _fractions(_MEMBERS, job)
 
 
-def _all_fractions(members, make_job, sizes: list[int], processes: int | None) -> list[np.ndarray]:
+def job_order(sizes: Sequence[int], groups: Sequence[int] | None = None) -> list[int]:
+    """The order the documents' jobs are handed to the workers: biggest first (the last jobs
+    are the short ones, so no worker idles long at the end); with ``groups`` (each job's
+    line-up), one line-up after another, the line-up of most work first, biggest first within
+    it. A line-up's members have their own vectorizers and row memos (``measure/row_memo``),
+    bounded per process: handed out in size order alone, the 32 line-ups of 100,000 passages
+    took turns, and each worker kept dropping the memos of one to make room for another's."""
+    if groups is None:
+        return sorted(range(len(sizes)), key=lambda k: -sizes[k])
+    work: dict[int, int] = defaultdict(int)
+    for k, g in enumerate(groups):
+        work[g] += sizes[k]
+    rank = {g: r for r, g in enumerate(sorted(work, key=lambda g: (-work[g], g)))}
+    return sorted(range(len(sizes)), key=lambda k: (rank[groups[k]], -sizes[k]))
+
+
+def _job_groups(defender: DocumentDefender, companies: Sequence[str]) -> list[int] | None:
+    """Each document's line-up (by its company) under ``defender``'s members, −1 for a company
+    none of them knows; None with one line-up (``job_order``)."""
+    lineup_of: dict[str, int] = {}
+    for _, _, fam in defender.members_:
+        lineup = getattr(fam, "lineup_", None)
+        if lineup is not None:
+            lineup_of.update(zip(map(str, fam.classes_), np.asarray(lineup).tolist(), strict=True))
+    if len(set(lineup_of.values())) < 2:
+        return None
+    return [lineup_of.get(str(c), -1) for c in companies]
+
+
+def _all_fractions(members, make_job, sizes: list[int], processes: int | None,
+                   groups: list[int] | None = None) -> list[np.ndarray]:
     """``_fractions`` of every job (``make_job(k)`` builds job k; ``sizes``: its scheduling
-    weight), in ``processes`` spawned workers when there are enough documents (each document is
-    scored alone: the same numbers as one process, bit for bit); in this process when the
-    workers cannot start (a script without a ``__main__`` guard). A job is built when a worker
-    is about to need it, never all at once: every candidate's edited passages of every document
-    were about 1 GB at 100k passages (issue 21)."""
+    weight; ``groups``: its line-up, ``job_order``), in ``processes`` spawned workers when there
+    are enough documents (each document is scored alone: the same numbers as one process, bit
+    for bit); in this process when the workers cannot start (a script without a ``__main__``
+    guard). A job is built when a worker is about to need it, never all at once: every
+    candidate's edited passages of every document were about 1 GB at 100k passages (issue 21)."""
     n = (os.cpu_count() or 1) if processes is None else processes
     if n > 1 and len(sizes) >= PROCESS_MIN_DOCUMENTS:
         context = multiprocessing.get_context("spawn")  # never fork a process holding a model
@@ -240,7 +270,7 @@ def _all_fractions(members, make_job, sizes: list[int], processes: int | None) -
                 workers = min(n, len(sizes))
                 with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
                                          initargs=(str(path),)) as pool:  # fmt: skip
-                    order = iter(sorted(range(len(sizes)), key=lambda k: -sizes[k]))  # biggest first
+                    order = iter(job_order(sizes, groups))
                     out: list = [None] * len(sizes)
                     pending: dict = {}
                     while True:
@@ -297,7 +327,8 @@ def document_plans(chunks: Sequence[Chunk], docs: dict[str, DocTerms], defender:
         return _doc_job(chunks, docs[i], cands_of[i], fills.get(i, {}), rival.get(i))
 
     sizes = [sum(docs[i].count(t) for t in cands_of[i]) for i in ids]
-    fractions = _all_fractions(defender.members_, make_job, sizes, processes) if defender.members_ else \
+    groups = _job_groups(defender, [docs[i].company for i in ids])
+    fractions = _all_fractions(defender.members_, make_job, sizes, processes, groups) if defender.members_ else \
         [np.zeros((len(cands_of[i]), 0)) for i in ids]
     plans = {}
     for (doc_id, d), fr in zip(docs.items(), fractions, strict=True):
