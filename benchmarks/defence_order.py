@@ -41,6 +41,7 @@ def main() -> int:
     ap.add_argument("folder", help="one size's folder of protecting_scale.py --keep")
     ap.add_argument("--chunks", type=int, required=True, help="the size it was run at (its reading's seed)")
     ap.add_argument("--repeat", type=int, default=1, help="times each order runs (alternating)")
+    ap.add_argument("--only", choices=("anchor", "lineup"), help="run one order only (to profile it)")
     args = ap.parse_args()
     import numpy as np
     from protecting_scale import DEV
@@ -100,8 +101,13 @@ def main() -> int:
     runs: dict[str, list] = {"biggest first (anchor)": [], "by line-up": []}
     for _ in range(args.repeat):
         for name, by_lineup in (("biggest first (anchor)", False), ("by line-up", True)):
+            if args.only and args.only != ("lineup" if by_lineup else "anchor"):
+                continue
             runs[name].append(timed(by_lineup))
             print(f"  {name}: {runs[name][-1][1]:.1f} s, {runs[name][-1][2]:.1f} CPU-s", flush=True)
+    runs = {name: rs for name, rs in runs.items() if rs}
+    if len(runs) < 2:
+        return 0
     anchor = runs["biggest first (anchor)"][0][0]
     a_wall = min(r[1] for r in runs["biggest first (anchor)"])
     a_cpu = min(r[2] for r in runs["biggest first (anchor)"])
