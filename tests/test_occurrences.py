@@ -15,6 +15,7 @@ from neswap_core.generate.document_terms import (
     Occurrence,
     eligible,
     is_frame_word,
+    occurrence_keys,
     occurrences,
 )
 from neswap_core.measure.tone import is_tone_word
@@ -72,6 +73,15 @@ def test_occurrences_are_those_of_the_token_by_token_reading(frames):
     for text in texts:
         assert occurrences(text, frames) == _one_by_one(text, frames), text
     assert sum(len(occurrences(t)) for t in texts) > 10_000
+
+
+def test_the_term_model_s_keys_are_the_occurrences_keys_in_order():
+    """``occurrence_keys`` (issue 21: the term model counts keys, 200,000 passages at 100k)
+    gives exactly the keys of ``occurrences``, in their order (the vocabulary's columns are
+    numbered in that order)."""
+    texts = TRICKY + sample_texts(12, 300) + _dev_passages()
+    for text in texts:
+        assert occurrence_keys(text) == [o.key for o in occurrences(text)], text
 
 
 def test_a_words_kept_answer_is_its_answer():
