@@ -560,7 +560,7 @@ def _terms_by_dicts(chunks, model):
         for k, occ in d["occ"].items():
             surface = Counter(o.surface for _, o in occ).most_common(1)[0][0]
             cap = sum(o.surface[0].isupper() for _, o in occ) > len(occ) / 2
-            cat = Counter(_category_at(chunks[p], o) for p, o in occ).most_common(1)[0][0]
+            cat = Counter(_category_at(chunks[p], o.start, o.end) for p, o in occ).most_common(1)[0][0]
             d["surface"][k], d["kind"][k] = surface, (occ[0][1].n, cap, cat, word_shape(surface))
             if occ[0][1].frame:
                 d["frame"][k] = occ[0][1].frame

@@ -89,3 +89,26 @@ def test_a_words_kept_answer_is_its_answer():
         assert eligible(word) == eligible.__wrapped__(word)
         assert is_frame_word(word) == is_frame_word.__wrapped__(word)
     assert not eligible("strong") and is_tone_word("strong")
+
+
+def test_a_document_s_columns_hold_exactly_its_occurrences():
+    """``document_terms`` reads ``occurrence_rows`` tuples into its columns (issue 21); every
+    type with details holds the occurrences ``occurrences`` finds, in text order, with their
+    surfaces, word counts and frames (a second method: the objects, filtered by key)."""
+    from neswap_core.corpus import Chunk
+    from neswap_core.generate.document_terms import TermModel, document_terms
+
+    texts = TRICKY + _dev_passages(600)
+    chunks = [Chunk(f"d{i // 40}#{i:04d}", f"d{i // 40}", i, t, f"c{i // 80}") for i, t in enumerate(texts)]
+    docs = document_terms(chunks, TermModel().fit(chunks), None)
+    checked = 0
+    for d in docs.values():
+        expected: dict[str, list] = {}
+        for p in d.positions:
+            for o in occurrences(chunks[p].text):
+                expected.setdefault(o.key, []).append((p, o))
+        assert sorted(expected) == list(d.types) == d.keys  # min_z None: every type has details
+        for key in d.keys:
+            assert d.occurrences(key) == expected[key], key
+            checked += len(expected[key])
+    assert checked > 10_000

@@ -114,6 +114,13 @@ def occurrences(text: str, frames: bool = True, strings: dict[str, str] | None =
     (``frames``) every eligible word framed by a stop or tone word beside it ("coming into": the
     type is the phrase, only "coming" changes). ``strings``: each key, surface and frame is
     the first equal string kept there (``document_terms``: one object per distinct string)."""
+    return [Occurrence(*row) for row in occurrence_rows(text, frames, strings)]
+
+
+def occurrence_rows(text: str, frames: bool = True, strings: dict[str, str] | None = None) -> list[tuple]:
+    """``occurrences`` as tuples of ``Occurrence``'s fields, in its order (start, end, key,
+    surface, n, frame): ``document_terms`` reads them into a document's columns and never
+    needed the objects (making one per word and phrase was a sixth of it at 100k: issue 21)."""
     blocked = [m.span() for m in PLACEHOLDER.finditer(text)]
     toks = list(TOKEN.finditer(text))
     if blocked:
@@ -128,7 +135,7 @@ def occurrences(text: str, frames: bool = True, strings: dict[str, str] | None =
     lows = [shared(w, w) for w in (w.lower() for w in words)]
     ok = [eligible(w) for w in words]
     last = len(toks) - 1
-    out: list[Occurrence] = []
+    out: list[tuple] = []
     add = out.append
     for i in range(len(toks)):
         # the last token: nothing follows it (``joined`` guards the next token's reads)
@@ -136,15 +143,15 @@ def occurrences(text: str, frames: bool = True, strings: dict[str, str] | None =
         if not ok[i]:
             if frames and joined and ok[i + 1] and is_frame_word(words[i]):
                 key, frame = f"{lows[i]} {lows[i + 1]}", f"{lows[i]} _"
-                add(Occurrence(starts[i + 1], ends[i + 1], shared(key, key), words[i + 1], 1, shared(frame, frame)))
+                add((starts[i + 1], ends[i + 1], shared(key, key), words[i + 1], 1, shared(frame, frame)))
             continue
-        add(Occurrence(starts[i], ends[i], lows[i], words[i], 1))
+        add((starts[i], ends[i], lows[i], words[i], 1, ""))
         if joined and ok[i + 1]:
             key, surface = f"{lows[i]} {lows[i + 1]}", text[starts[i] : ends[i + 1]]
-            add(Occurrence(starts[i], ends[i + 1], shared(key, key), shared(surface, surface), 2))
+            add((starts[i], ends[i + 1], shared(key, key), shared(surface, surface), 2, ""))
         elif frames and joined and is_frame_word(words[i + 1]):
             key, frame = f"{lows[i]} {lows[i + 1]}", f"_ {lows[i + 1]}"
-            add(Occurrence(starts[i], ends[i], shared(key, key), words[i], 1, shared(frame, frame)))
+            add((starts[i], ends[i], shared(key, key), words[i], 1, shared(frame, frame)))
     return out
 
 
@@ -444,9 +451,9 @@ def is_own_name(z: float, only: bool, frame: str, surface: str, capital: bool) -
     return z >= POSITIVE_Z and only and not frame and capital and is_name(surface)
 
 
-def _category_at(chunk: Chunk, o: Occurrence) -> str:
+def _category_at(chunk: Chunk, start: int, end: int) -> str:
     for s in chunk.entities:
-        if s.start < o.end and o.start < s.end and s.category in GENERIC:
+        if s.start < end and start < s.end and s.category in GENERIC:
             return s.category
     return ""
 
@@ -468,8 +475,8 @@ def document_terms(chunks: Sequence[Chunk], model: TermModel, min_z: float | Non
         words = 0
         for p in positions:
             words += len(_WORDS.findall(chunks[p].text))
-            for o in occurrences(chunks[p].text, strings=strings):
-                occ.setdefault(o.key, []).append((p, o))
+            for row in occurrence_rows(chunks[p].text, strings=strings):  # (start, end, key, surface, n, frame)
+                occ.setdefault(row[2], []).append((p, row))
         docs[doc_id] = _columns(doc_id, chunks[positions[0]].protected, positions, words, occ,
                                 chunks, model, floor)  # fmt: skip
     return docs
@@ -486,14 +493,14 @@ def _columns(doc_id: str, company: str, positions: list[int], words: int, occ: d
     for k, zk, ok in zip(every, z, only, strict=True):
         if zk < floor and not ok:
             continue  # never treated: only its membership is asked (an own name needs ``only``)
-        found = occ[k]
-        surface = Counter(o.surface for _, o in found).most_common(1)[0][0]
-        cap = sum(o.surface[0].isupper() for _, o in found) > len(found) / 2
-        frame = found[0][1].frame
+        found = occ[k]  # (chunk position, occurrence_rows' tuple)
+        surface = Counter(o[3] for _, o in found).most_common(1)[0][0]
+        cap = sum(o[3][0].isupper() for _, o in found) > len(found) / 2
+        frame = found[0][1][5]
         if zk < floor and not is_own_name(float(zk), bool(ok), frame, surface, cap):
             continue
-        cat = Counter(_category_at(chunks[p], o) for p, o in found).most_common(1)[0][0]
-        rows.append((k, float(zk), found[0][1].n, sum(o.n for _, o in found), cap,
+        cat = Counter(_category_at(chunks[p], o[0], o[1]) for p, o in found).most_common(1)[0][0]
+        rows.append((k, float(zk), found[0][1][4], sum(o[4] for _, o in found), cap,
                      CATEGORIES.index(cat), SHAPES.index(word_shape(surface)), bool(ok), surface, frame))
     rows.sort(key=lambda r: r[0])
     found_all = [occ[r[0]] for r in rows]
@@ -506,8 +513,8 @@ def _columns(doc_id: str, company: str, positions: list[int], words: int, occ: d
         np.array(col[1], dtype=float), np.array(col[2], dtype=np.int8), np.array(col[3], dtype=np.int32),
         np.array(col[4], dtype=bool), np.array(col[5], dtype=np.int8), np.array(col[6], dtype=np.int8),
         np.array(col[7], dtype=bool), list(col[8]), list(col[9]), ptr,
-        np.array([p for p, _ in flat], dtype=np.int32), np.array([o.start for _, o in flat], dtype=np.int32),
-        np.array([o.end for _, o in flat], dtype=np.int32), [o.surface for _, o in flat], floor)
+        np.array([p for p, _ in flat], dtype=np.int32), np.array([o[0] for _, o in flat], dtype=np.int32),
+        np.array([o[1] for _, o in flat], dtype=np.int32), [o[3] for _, o in flat], floor)
 
 
 def ranked_candidates(d: DocTerms, min_z: float, rank: str = "z") -> list[str]:
