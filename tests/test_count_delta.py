@@ -276,7 +276,11 @@ def test_plans_under_line_ups_are_scored_line_up_by_line_up_and_the_same_in_work
     they are built in), and the plans are one process's, bit for bit."""
     from neswap_core.generate import document_budget
     from neswap_core.generate.document import DefenceParams
-    from neswap_core.generate.document_budget import DocumentDefender, document_plans, prepare_defence
+    from neswap_core.generate.document_budget import (
+        DocumentDefender,
+        document_plans,
+        prepare_defence,
+    )
     from neswap_core.generate.document_terms import TermModel
     from tests.test_document_defence import corpus
 

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ConfigError
-from .attack_scores import AttackMeasures, ReleaseMeasuring, ReleaseScorer
+from .attack_scores import AttackMeasures, ReleaseMeasuring, ReleaseScorer, document_blocks
 from .lineups import SCORE_BLOCK
 
 if TYPE_CHECKING:  # the attackers' module imports scikit-learn (1.5 s): the Check page's views
@@ -104,9 +104,10 @@ def release_views(
     doc_ids: Sequence[str] | None = None,
 ) -> tuple[AttackMeasures, list[DocumentView]]:
     """(``scorer.score(changed)``, ``document_views(...)``) with each changed passage scored
-    once: by blocks of whole documents, each block's released rows both measured
-    (``ReleaseMeasuring``: the same figures, bit for bit) and shown. The attack report scored
-    the changed passages three times per attacker (issue 21)."""
+    once: in the blocks of whole documents ``score`` scores them in (the same batches, so the
+    same bits for every family, the embedding one's dense products included), each block's
+    released rows both measured (``ReleaseMeasuring``) and shown. The attack report scored the
+    changed passages three times per attacker (issue 21)."""
     changed = changed or {}
     n_docs = len(scorer.documents_)
     members = document_rows(scorer.doc_index_, n_docs)
@@ -114,38 +115,39 @@ def release_views(
     show = np.array([wanted is None or str(doc_id) in wanted for doc_id in scorer.documents_], dtype=bool)
     texts, pos, new = _released_texts(scorer, changed)
     doc_of = scorer.doc_index_[pos]
-    touched = np.zeros(n_docs, dtype=bool)
-    touched[doc_of] = True
     measuring = ReleaseMeasuring(scorer, pos)
     changed_pos = set(pos.tolist())
-    views: list[DocumentView] = []
+    views: dict[int, DocumentView] = {}
     where = np.full(len(texts), -1, dtype=np.int64)  # scratch: a shown passage's row in its block
-    in_block = np.zeros(n_docs, dtype=bool)
-    for block in _document_blocks(np.flatnonzero(show | touched).tolist(), members):
-        in_block[block] = True
-        at = np.flatnonzero(in_block[doc_of])  # the block's changed passages, in release order
-        in_block[block] = False
-        released = measuring.add(at, *scorer.released_rows(pos[at], [new[i] for i in at])) if len(at) else None
-        shown = [d for d in block if show[d]]
-        if not shown:
-            continue
-        rows_block = np.concatenate([members[d] for d in shown])
-        log_p = scorer.log_proba_rows(rows_block)
-        if released is not None:
-            where[rows_block] = np.arange(len(rows_block))
-            mine = where[pos[at]]
-            log_p[mine[mine >= 0]] = released[mine >= 0]
-            where[rows_block] = -1
-        start = np.cumsum([0] + [len(members[d]) for d in shown])
-        for i, d in enumerate(shown):
-            views.append(_view(scorer, d, members[d], log_p[start[i] : start[i + 1]], texts,
-                               changed_pos, n_chunks, n_words))  # fmt: skip
+
+    def add_views(shown: list[int], at: np.ndarray | None, released: np.ndarray | None) -> None:
+        """Views of the ``shown`` documents (blocks of about ``SCORE_BLOCK`` passages: never a
+        documents' passages × companies matrix whole), their changed passages ``pos[at]``
+        scoring ``released``."""
+        for block in _document_blocks(shown, members):
+            rows_block = np.concatenate([members[d] for d in block])
+            log_p = scorer.log_proba_rows(rows_block)
+            if at is not None and released is not None:
+                where[rows_block] = np.arange(len(rows_block))
+                mine = where[pos[at]]
+                log_p[mine[mine >= 0]] = released[mine >= 0]
+                where[rows_block] = -1
+            start = np.cumsum([0] + [len(members[d]) for d in block])
+            for i, d in enumerate(block):
+                views[d] = _view(scorer, d, members[d], log_p[start[i] : start[i + 1]], texts,
+                                 changed_pos, n_chunks, n_words)  # fmt: skip
+
+    for at in document_blocks(doc_of, np.arange(len(pos))):  # ``ReleaseScorer._measure``'s blocks
+        released = measuring.add(at, *scorer.released_rows(pos[at], [new[i] for i in at]))
+        add_views([int(d) for d in dict.fromkeys(doc_of[at].tolist()) if show[d]], at, released)
+    untouched = show.copy()
+    untouched[doc_of] = False
+    add_views(np.flatnonzero(untouched).tolist(), None, None)
     # named / predicted as the scorer measures documents (sums of chunk log-probabilities, or a
     # whole-document family's own score: measure/panel_scorers.py)
     named, predicted = measuring.named()
-    at = {str(doc_id): d for d, doc_id in enumerate(scorer.documents_)}
-    views = [replace(v, named=bool(named[at[v.doc_id]]), predicted=str(predicted[at[v.doc_id]])) for v in views]
-    return measuring.measures(), views
+    return measuring.measures(), [replace(views[d], named=bool(named[d]), predicted=str(predicted[d]))
+                                  for d in sorted(views)]
 
 
 def _document_blocks(shown: list[int], members: list[np.ndarray]) -> list[list[int]]:
