@@ -16,11 +16,9 @@ running each on its own copy of the folder.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -35,30 +33,13 @@ def main() -> int:
     ap.add_argument("--chunks", type=int, required=True, help="the size it was run at (its reading's seed)")
     ap.add_argument("--repeat", type=int, default=2)
     args = ap.parse_args()
-    from protecting_scale import DEV
+    from kept_run import kept_inputs
 
-    from neswap_core.config import RunConfig
-    from neswap_core.measure.reading import reading_attacker
-    from neswap_core.models.embedding import Embedder
-    from neswap_core.prepare.pipeline import clean_corpus
     from neswap_core.publish.attack_report import attack_report
-    from neswap_core.run_release import prepare_release, run_release
-    from neswap_core.text.loading import load_corpus
-    from neswap_core.text.synthetic import documents_for_chunks, sentence_pool, synthetic_corpus
+    from neswap_core.run_release import run_release
 
     work = Path(args.folder)
-    pool = sentence_pool(clean_corpus(load_corpus(DEV)).corpus)
-    spec_file = work / "synthetic.json"
-    words = json.loads(spec_file.read_text())["company_words"] if spec_file.is_file() else 0
-    reading = synthetic_corpus(pool, documents_for_chunks(args.chunks, company_words=words),
-                               random_state=args.chunks + 1)
-    reading = reading.with_documents([replace(d, doc_id="R" + d.doc_id, metadata={**d.metadata, "doc_id": "R" + d.doc_id})
-                                      for d in reading.documents])  # fmt: skip (as protecting_scale.py)
-    config = RunConfig.of(corpus=str(work / "corpus"), cache_dir=str(work / "cache"), out=str(work / "out"))
-    embedder = Embedder(config.prepare.embedding_model, config.prepare.cache_dir,
-                        backend=config.prepare.embedding_backend)  # fmt: skip
-    prepared = prepare_release(config, embedder=embedder)
-    attacker = reading_attacker(reading, prepared.chunks, prepared.raw, cache_dir=config.prepare.cache_dir)
+    config, embedder, prepared, attacker = kept_inputs(work, args.chunks)
     start = time.perf_counter()
     result = run_release(prepared, config, embedder.encode, reading=attacker)
     changed = result.changed()

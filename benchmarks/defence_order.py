@@ -17,12 +17,10 @@ to the last bit.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -44,35 +42,18 @@ def main() -> int:
     ap.add_argument("--only", choices=("anchor", "lineup"), help="run one order only (to profile it)")
     args = ap.parse_args()
     import numpy as np
-    from protecting_scale import DEV
+    from kept_run import kept_inputs
 
     from neswap_core.choose.document_candidates import defence_base, fitted_defender
-    from neswap_core.config import RunConfig
     from neswap_core.generate import document_budget
     from neswap_core.generate.context import release_context
     from neswap_core.generate.document_budget import document_plans, prepare_defence
     from neswap_core.generate.document_terms import TermModel
-    from neswap_core.measure.reading import reading_attacker
-    from neswap_core.models.embedding import Embedder
-    from neswap_core.prepare.pipeline import clean_corpus
-    from neswap_core.run_release import prepare_release
-    from neswap_core.text.loading import load_corpus
-    from neswap_core.text.synthetic import documents_for_chunks, sentence_pool, synthetic_corpus
 
     work = Path(args.folder)
     start = time.perf_counter()
-    pool = sentence_pool(clean_corpus(load_corpus(DEV)).corpus)
-    spec_file = work / "synthetic.json"
-    words = json.loads(spec_file.read_text())["company_words"] if spec_file.is_file() else 0
-    reading = synthetic_corpus(pool, documents_for_chunks(args.chunks, company_words=words),
-                               random_state=args.chunks + 1)
-    reading = reading.with_documents([replace(d, doc_id="R" + d.doc_id, metadata={**d.metadata, "doc_id": "R" + d.doc_id})
-                                      for d in reading.documents])  # fmt: skip (as protecting_scale.py)
-    config = RunConfig.of(corpus=str(work / "corpus"), cache_dir=str(work / "cache"), out=str(work / "out"))
-    embedder = Embedder(config.prepare.embedding_model, config.prepare.cache_dir,
-                        backend=config.prepare.embedding_backend)  # fmt: skip
-    prepared = prepare_release(config, embedder=embedder)
-    units = reading_attacker(reading, prepared.chunks, prepared.raw, cache_dir=config.prepare.cache_dir).units_
+    config, embedder, prepared, attacker = kept_inputs(work, args.chunks)
+    units = attacker.units_
     ctx, _ = release_context(prepared.chunks, prepared.embeddings, embedder.encode, config)
     seed, settings = config.sweep.seed, config.document
     defender = fitted_defender(units, seed, Path(config.prepare.cache_dir), config.sweep.lineup)

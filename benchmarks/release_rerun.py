@@ -23,13 +23,11 @@ memos are kept, so it reads its release back and only the writing is cold.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
 import threading
 import time
-from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,31 +83,18 @@ def main() -> int:
                     help="keep what run_release computed (its memos, read back: the writer's "
                          "figures alone, cold, in minutes); with --write")
     args = ap.parse_args()
-    from protecting_scale import DEV
+    from kept_run import kept_config, kept_reading
 
-    from neswap_core.config import RunConfig
     from neswap_core.measure.reading import reading_attacker
-    from neswap_core.models.embedding import Embedder
-    from neswap_core.prepare.pipeline import clean_corpus
     from neswap_core.run_release import prepare_release, run_release
-    from neswap_core.text.loading import load_corpus
-    from neswap_core.text.synthetic import documents_for_chunks, sentence_pool, synthetic_corpus
 
     work = Path(args.folder)
     cache = work / "cache"
     computed = () if args.warm_release else (*COLD, *cache.glob("*/prefetch"))
     for cold in [*(cache / c for c in (*computed, *(WRITE_COLD if args.write else ())))]:
         shutil.rmtree(cold, ignore_errors=True)
-    pool = sentence_pool(clean_corpus(load_corpus(DEV)).corpus)
-    spec_file = work / "synthetic.json"  # protecting_scale.py's --company-words
-    words = json.loads(spec_file.read_text())["company_words"] if spec_file.is_file() else 0
-    reading = synthetic_corpus(pool, documents_for_chunks(args.chunks, company_words=words),
-                               random_state=args.chunks + 1)
-    reading = reading.with_documents([replace(d, doc_id="R" + d.doc_id, metadata={**d.metadata, "doc_id": "R" + d.doc_id})
-                                      for d in reading.documents])  # fmt: skip (as protecting_scale.py)
-    config = RunConfig.of(corpus=str(work / "corpus"), cache_dir=str(cache), out=str(work / "out"))
-    embedder = Embedder(config.prepare.embedding_model, config.prepare.cache_dir,
-                        backend=config.prepare.embedding_backend)  # fmt: skip
+    reading = kept_reading(work, args.chunks)
+    config, embedder = kept_config(work)
     start = time.perf_counter()
     prepared = prepare_release(config, embedder=embedder)
     attacker = reading_attacker(reading, prepared.chunks, prepared.raw, cache_dir=config.prepare.cache_dir)
