@@ -22,6 +22,7 @@ import sys
 import time
 import types
 from collections.abc import Callable
+from typing import Any
 
 from .choose.candidates import build_candidates
 from .choose.chosen import check_pinned_plan
@@ -30,7 +31,7 @@ from .choose.finish import finish_release
 from .choose.goals import search_for_goal
 from .choose.prefetch import prefetch_candidates
 from .choose.result import ReleaseResult
-from .choose.scorers import build_scorers
+from .choose.scorers import FITS_BESIDE_MIN_CHUNKS, attacker_fits, build_scorers
 from .config import RunConfig
 from .generate.context import release_context
 from .generate.releases import sweep_for_config
@@ -112,19 +113,24 @@ def run_release(
     runner = None if ray is None else (lambda embedder, jobs: embed_jobs_ray(embedder, jobs, ray))
     units = getattr(reading, "units_", None)
     parts: dict[str, float] = {}
-    prefetch_candidates(ctx, config, default_processes() if processes is None else processes,
-                        runner=runner, reading_units=units, timings=parts)  # fmt: skip
-    timings["prefetch"] = time.perf_counter() - start
-    timings.update({f"prefetch {part}": seconds for part, seconds in parts.items()})
-    start = time.perf_counter()
-    sweep = sweep_for_config(ctx, config, lambda f, m: say(0.1 + 0.4 * f, m))
-    timings["sweep"] = time.perf_counter() - start
-    start = time.perf_counter()
-    say(0.5, "Training the attackers")
-    scorers = build_scorers(ctx.chunks, reading, in_corpus=True, random_state=config.sweep.seed,
-                            families=config.sweep.panel_families, embed=embed,
-                            vectors=ctx.embeddings, cache_dir=config.prepare.cache_dir,
-                            lineup=config.sweep.lineup)  # fmt: skip
+    attackers: dict[str, Any] = dict(in_corpus=True, random_state=config.sweep.seed, families=config.sweep.panel_families,
+                     embed=embed, cache_dir=config.prepare.cache_dir, lineup=config.sweep.lineup)  # fmt: skip
+    fits = attacker_fits(ctx.chunks, reading, **attackers)
+    # a large corpus's walk ends in minutes of one process: the attackers fit beside it
+    beside = fits.start if len(ctx.chunks) >= FITS_BESIDE_MIN_CHUNKS else None
+    try:
+        prefetch_candidates(ctx, config, default_processes() if processes is None else processes,
+                            runner=runner, reading_units=units, timings=parts, after_scoring=beside)  # fmt: skip
+        timings["prefetch"] = time.perf_counter() - start
+        timings.update({f"prefetch {part}": seconds for part, seconds in parts.items()})
+        start = time.perf_counter()
+        sweep = sweep_for_config(ctx, config, lambda f, m: say(0.1 + 0.4 * f, m))
+        timings["sweep"] = time.perf_counter() - start
+        start = time.perf_counter()
+        say(0.5, "Training the attackers")
+        scorers = build_scorers(ctx.chunks, reading, vectors=ctx.embeddings, fits=fits, **attackers)
+    finally:
+        fits.close()
     timings["attackers"] = time.perf_counter() - start
     start = time.perf_counter()
     units = getattr(reading, "units_", None)

@@ -293,3 +293,22 @@ def test_an_error_of_the_defender_s_fit_beside_the_terms_reaches_the_caller(ctx,
     config = RunConfig.of(document_levels=[0.05], document_min_z=0.0, cache_dir=str(tmp_path))
     with pytest.raises(MemoryError, match="ran out of memory"):
         document_candidates(ctx, config, units)
+
+
+def test_after_scoring_is_called_once_the_types_are_ranked_and_at_once_for_a_kept_build(ctx, tmp_path):
+    """Issue 21: ``run_release`` starts the attackers' fits once the defence's scoring is done,
+    beside the levels that follow in one process. ``after_scoring`` comes after the ranking and
+    before the first level, once; a kept build calls it at once (nothing is scored)."""
+    config = RunConfig.of(document_levels=[0.05, 0.15], document_min_z=0.0, cache_dir=str(tmp_path))
+    said: list[str] = []
+    cold = document_candidates(ctx, config, progress=lambda f, m: said.append(m),
+                               after_scoring=lambda: said.append("after scoring"))
+    assert said.count("after scoring") == 1
+    at = said.index("after scoring")
+    assert any("ranking each document's types" in m for m in said[:at])
+    assert not any("% of words" in m for m in said[:at]) and any("% of words" in m for m in said[at:])
+    kept: list[str] = []
+    warm = document_candidates(ctx, config, progress=lambda f, m: kept.append(m),
+                               after_scoring=lambda: kept.append("after scoring"))
+    assert kept[:1] == ["after scoring"] and kept.count("after scoring") == 1
+    assert list(warm.table.index) == list(cold.table.index)

@@ -289,6 +289,45 @@ def test_the_panel_and_the_in_corpus_attacker_are_fitted_at_once(setup, monkeypa
         assert (a.chunk_top1, a.document_accuracy) == (b.chunk_top1, b.document_accuracy), name
 
 
+def test_attacker_fits_started_beside_other_work_give_the_same_scorers(setup, monkeypatch):
+    """Issue 21: at 100,000 passages ``run_release`` starts the panel's and the in-corpus
+    attacker's fits in a thread once the walk goes on in one process. Started, they run while
+    this thread waits (the in-corpus fit signals it from the background: without ``start`` the
+    wait would time out), and the scorers built from them are those of fits made in place."""
+    import threading
+
+    from neswap_core.choose import scorers as scorers_mod
+    from neswap_core.models import fit_processes
+
+    attacker, chunks, _ = setup
+    families = ("word", "char", "retrieval")
+    alone = build_scorers(chunks, attacker, in_corpus=True, families=families, cache_dir=None)
+    monkeypatch.setattr(fit_processes, "MIN_TEXTS", 0)  # the fits go to worker processes
+    fitted = threading.Event()
+    real_corpus = scorers_mod.in_corpus_attacker
+
+    def corpus(*args, **kwargs):
+        out = real_corpus(*args, **kwargs)
+        fitted.set()
+        return out
+
+    monkeypatch.setattr(scorers_mod, "in_corpus_attacker", corpus)
+    fits = scorers_mod.attacker_fits(chunks, attacker, in_corpus=True, families=families, cache_dir=None)
+    fits.start()
+    assert fits.started and fitted.wait(timeout=300)  # fitted while this thread did nothing
+    beside = build_scorers(chunks, attacker, in_corpus=True, families=families, cache_dir=None, fits=fits)
+    assert list(beside) == list(alone) == [READING, "char", "retrieval", IN_CORPUS]
+    changed = _changed(chunks)
+    for name in alone:
+        np.testing.assert_array_equal(beside[name].log_proba_, alone[name].log_proba_)
+        a, b = alone[name].score(changed), beside[name].score(changed)
+        assert (a.chunk_top1, a.document_accuracy) == (b.chunk_top1, b.document_accuracy), name
+    monkeypatch.setattr(fit_processes, "MIN_TEXTS", 10**9)  # below the size: start does nothing
+    small = scorers_mod.attacker_fits(chunks, attacker, in_corpus=True, families=families, cache_dir=None)
+    small.start()
+    assert not small.started
+
+
 def test_the_embedding_family_keeps_the_corpus_vectors_as_given_and_scores_alike(setup):
     """Issue 21: the embedding family's scorer held a float64 copy of every passage's vector
     (0.3 GB at 100k passages) beside the preparation's float32 ones; it now keeps them as

@@ -213,7 +213,8 @@ PREFETCH_MIN_CHUNKS = 1_000
 def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidates | None = None,
                      documents: DocumentCandidates | None = None, reading_units: tuple | None = None,
                      progress: Progress | None = None, memo: bool = False,
-                     table_key: str | None = None, processes: int | None = None) -> Candidates:
+                     table_key: str | None = None, processes: int | None = None,
+                     after_scoring: Callable[[], None] | None = None) -> Candidates:
     """Every candidate of ``config``: the paper's sweep, the plan grid (``plan_rounds`` > 0) and
     the document defence (``document_levels``).
 
@@ -230,7 +231,9 @@ def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidate
     ``processes``: when the table is not kept and the corpus has ``PREFETCH_MIN_CHUNKS`` chunks
     or more, first embed every text the candidates will embed in that many worker processes
     (``choose.prefetch``: the same vectors; the app's path, whose sweep is made before;
-    ``run_release`` prefetches before its sweep instead)."""
+    ``run_release`` prefetches before its sweep instead). ``after_scoring()``: called once the
+    document defence's scoring is done (``document_candidates``; the prefetch's walk starts the
+    attackers' fits there)."""
     say = progress or (lambda f, m: None)
     built_here = plans is None and documents is None
     if plans is not None:  # the app's plans, built once: their DR at this run's N
@@ -251,7 +254,7 @@ def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidate
                                 lambda f, m: say(0.6 * f, m))  # fmt: skip
     if documents is None:
         documents = document_candidates(sweep.ctx, config, reading_units,
-                                        lambda f, m: say(0.6 + 0.2 * f, m))  # fmt: skip
+                                        lambda f, m: say(0.6 + 0.2 * f, m), after_scoring)  # fmt: skip
     sources: dict[str, Source] = {
         **paper_sources(sweep, config.sweep.population), **plan_sources(plans),
         **document_sources(documents),

@@ -259,7 +259,8 @@ class DefenderBeside:
 
 
 def document_candidates(ctx, config, reading_units: tuple | None = None,
-                        progress: Progress | None = None) -> DocumentCandidates | None:
+                        progress: Progress | None = None,
+                        after_scoring: Callable[[], None] | None = None) -> DocumentCandidates | None:
     """The document-defence candidates of ``config`` on the pre-swap data ``ctx`` (None when
     ``document_levels`` is empty or the corpus has one company). ``reading_units``: (texts,
     labels, doc ids) of the attacker's reading (``reading_attacker(...).units_``) or None.
@@ -267,7 +268,8 @@ def document_candidates(ctx, config, reading_units: tuple | None = None,
     Built once per corpus, settings and reading (``memo_keys.build_key``: no vector enters the
     build, so the prefetch's walk, whose embedder only records, keeps the build for the real
     pass that follows: issue 21), measured under the run's key (``run_key``: the measures embed
-    the changed passages)."""
+    the changed passages). ``after_scoring()``: called once the defence's scoring is done (at
+    once when the build is kept; never when there is no defence)."""
     settings = config.document
     if not settings.document_levels or len({c.protected for c in ctx.chunks}) < 2:
         return None
@@ -279,6 +281,8 @@ def document_candidates(ctx, config, reading_units: tuple | None = None,
     source = PrepSource(cache, key, ctx.chunks, config, reading_units)
     prep: PrepSource | DefencePrep = source
     if found:
+        if after_scoring is not None:
+            after_scoring()
         params, rows, ranked_by = built
         results: Mapping[str, DefenceResult] = LevelResults([r["release_id"] for r in rows], source)
     else:
@@ -287,7 +291,7 @@ def document_candidates(ctx, config, reading_units: tuple | None = None,
         keep = None if kept.folder is None else (
             lambda rid, result: kept.put(_level_key(key, rid), _compact(result, ctx.chunks)))
         prep_made, params, results, rows, ranked_by = _defence_levels(
-            ctx.chunks, config, reading_units, progress, cache, keep)
+            ctx.chunks, config, reading_units, progress, cache, keep, after_scoring)
         preps.put(key, prep_made)
         if keep is not None:  # before the rows: rows found, levels kept
             results = LevelResults([r["release_id"] for r in rows], source)
@@ -311,11 +315,14 @@ def defence_base(config) -> DefenceParams:
 
 
 def _defence_levels(chunks, config, reading_units, progress, cache,
-                    keep: Callable[[str, DefenceResult], None] | None = None) -> tuple:
+                    keep: Callable[[str, DefenceResult], None] | None = None,
+                    after_scoring: Callable[[], None] | None = None) -> tuple:
     """(prep, params, results, rows, ranked_by) of ``document_candidates``: each level's text
     and its row before the measures (the term model is not kept: 30 MB on the dev corpus, half
     the memo entry, and ``prep`` holds the documents' scored terms). ``keep(release_id,
-    result)``: each level handed there as it is made and not held (``results`` left empty)."""
+    result)``: each level handed there as it is made and not held (``results`` left empty).
+    ``after_scoring()``: called once the types are ranked (the defender's scoring workers are
+    done; what follows runs in this process)."""
     settings = config.document
     say = progress or (lambda f, m: None)
     seed = config.sweep.seed
@@ -336,6 +343,8 @@ def _defence_levels(chunks, config, reading_units, progress, cache,
     say(0.3, "Document defence: ranking each document's types")
     prep = rank_by_defender(chunks, prep, defender, base.min_z, n_candidates=settings.document_candidates,
                             cache_dir=cache)  # fmt: skip
+    if after_scoring is not None:
+        after_scoring()
     ranked_by = ("a defender cross-fitted on the two halves of the attacker's reading"
                  if prep.plans is not None else
                  "the corpus's own log-odds (no attacker reading: the fallback)")  # fmt: skip

@@ -47,7 +47,8 @@ from .memo_keys import candidate_settings
 def prefetch_candidates(ctx: ReleaseContext, config, processes: int | None = None,
                         min_texts: int | None = None, runner: Callable | None = None,
                         reading_units: tuple | None = None,
-                        timings: dict[str, float] | None = None) -> int:
+                        timings: dict[str, float] | None = None,
+                        after_scoring: Callable[[], None] | None = None) -> int:
     """Embed, in parallel, every text the sweep and candidate table of ``config`` will embed;
     the number of texts embedded (0 when serial is better, the embedder cannot be pooled or
     every text is already cached).
@@ -55,7 +56,9 @@ def prefetch_candidates(ctx: ReleaseContext, config, processes: int | None = Non
     ``runner(embedder, jobs) -> one array per job`` embeds elsewhere (the Ray engine:
     ``prepare.ray_engine.embed_jobs_ray``); by default ``processes`` local workers do.
     ``reading_units``: the reading the real pass's document defence is fitted on; ``timings``,
-    when given, receives the walk's and the embedding's wall seconds (``walk``, ``embedding``)."""
+    when given, receives the walk's and the embedding's wall seconds (``walk``, ``embedding``);
+    ``after_scoring()`` is called when the walk's document defence has scored its types
+    (``build_candidates``), if the walk runs."""
     timings = {} if timings is None else timings
     embedder = getattr(ctx.embed, "__self__", None)
     n = pool_processes(embedder, processes)
@@ -70,7 +73,8 @@ def prefetch_candidates(ctx: ReleaseContext, config, processes: int | None = Non
     dry.embed = recorder
     try:
         with np.errstate(all="ignore"):
-            build_candidates(sweep_for_config(dry, config), config, reading_units=reading_units)
+            build_candidates(sweep_for_config(dry, config), config, reading_units=reading_units,
+                             after_scoring=after_scoring)  # fmt: skip
     except NeswapError:
         return 0  # the real sweep raises it, with its message
     finally:

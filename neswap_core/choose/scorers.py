@@ -8,8 +8,10 @@ chunks themselves; their fits and pre-release scores are kept on disk by what th
 
 from __future__ import annotations
 
+import contextvars
 import functools
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 import sklearn
@@ -23,7 +25,7 @@ from ..measure.lineups import effective_size, lineup_key
 from ..measure.panel_cache import fitted_panel
 from ..measure.panel_scorers import family_scorers, pre_scores
 from ..measure.reading import ReadingInBackground, fitted_reading
-from ..models.fit_processes import side_by_side
+from ..models.fit_processes import fit_processes, side_by_side
 from ..paths import resolve_cache_dir
 from .attack_columns import IN_CORPUS, READING
 
@@ -39,6 +41,7 @@ def build_scorers(
     vectors: np.ndarray | None = None,
     cache_dir: str | None = "",
     lineup: int | None = LINEUP_COMPANIES,
+    fits: AttackerFits | None = None,
 ) -> dict[str, ReleaseScorer]:
     """Scorers of the pre-release ``chunks``: reading (when fitted attacker given), the panel's
     other ``families`` fitted on the same reading (``reading.units_``; ``embed`` embeds texts
@@ -46,7 +49,11 @@ def build_scorers(
     fitted panel is cached, "" the default folder, None nowhere), in-corpus. ``lineup``: the
     panel and the in-corpus attacker name a text among at most this many companies
     (``measure/lineups.py``; the reading attacker was fitted with its own; one still fitting in
-    the background, ``measure.reading.ReadingInBackground``, is waited for here)."""
+    the background, ``measure.reading.ReadingInBackground``, is waited for here). ``fits``: the
+    same arguments' ``attacker_fits``, perhaps started beside other work (``run_release``)."""
+    if fits is None:
+        fits = attacker_fits(chunks, reading, in_corpus=in_corpus, random_state=random_state,
+                             families=families, embed=embed, cache_dir=cache_dir, lineup=lineup)  # fmt: skip
     reading = fitted_reading(reading)
     texts = [c.text for c in chunks]
     labels = [c.protected for c in chunks]
@@ -58,18 +65,7 @@ def build_scorers(
     pre = memo.get(key)[1] if key is not None else None
     pre = pre if isinstance(pre, dict) else {}
     scorers: dict[str, ReleaseScorer] = {}
-    others = [f for f in families if f != "word"]
-    units: tuple[list[str], list[str], list[str]] | None = getattr(reading, "units_", None)
-    fit_panel = None
-    if reading is not None and others and units is not None:
-        read_texts, read_labels, read_docs = units
-        fit_panel = functools.partial(fitted_panel, read_texts, read_labels, read_docs, others,
-                                      embed=embed, cache_dir=cache, random_state=random_state,
-                                      lineup=lineup)  # fmt: skip
-    fit_corpus = (functools.partial(in_corpus_attacker, texts, labels, docs, random_state, cache, lineup)
-                  if in_corpus else None)  # fmt: skip
-    # the panel's char fit holds one core for minutes: the in-corpus folds fill the other
-    panel, model = side_by_side(fit_panel, fit_corpus)
+    panel, model = fits.result()
     if reading is not None:
         scorers[READING] = ReleaseScorer(reading, texts, labels, docs, name=READING,
                                          pre_log_proba=pre.get(READING, {}).get("log_proba"))
@@ -82,6 +78,87 @@ def build_scorers(
     if key is not None and set(pre) != set(scorers):
         memo.put(key, {name: pre_scores(s) for name, s in scorers.items()})
     return scorers
+
+
+#: Chunks from which ``run_release`` starts the attackers' fits beside the rest of the
+#: candidates' walk (``AttackerFits.start``). Below it the walk after the defence's scoring is
+#: short and the candidates' embedding follows it on both cores: fitted beside that embedding
+#: the dev corpus's cold release took 469 s against 422 (the reverted 866ac88: README, "The
+#: attackers' fits beside the walk"). From it the walk's last part is minutes of one process.
+FITS_BESIDE_MIN_CHUNKS = 20_000
+
+
+def attacker_fits(chunks: Sequence[Chunk], reading, *, in_corpus: bool = True, random_state: int = 0,
+                  families: Sequence[str] = ("word",), embed=None, cache_dir: str | None = "",
+                  lineup: int | None = LINEUP_COMPANIES) -> AttackerFits:
+    """The fits ``build_scorers`` needs with the same arguments (the panel's other families on
+    ``reading``'s units, the in-corpus attacker on the chunks), not yet started; ``reading`` may
+    still be fitting in the background (only its units are read)."""
+    texts = [c.text for c in chunks]
+    labels = [c.protected for c in chunks]
+    docs = [c.doc_id for c in chunks]
+    cache = resolve_cache_dir(cache_dir)
+    others = [f for f in families if f != "word"]
+    units: tuple[list[str], list[str], list[str]] | None = getattr(reading, "units_", None)
+    fit_panel = None
+    if reading is not None and others and units is not None:
+        read_texts, read_labels, read_docs = units
+        fit_panel = functools.partial(fitted_panel, read_texts, read_labels, read_docs, others,
+                                      embed=embed, cache_dir=cache, random_state=random_state,
+                                      lineup=lineup)  # fmt: skip
+    fit_corpus = (functools.partial(in_corpus_attacker, texts, labels, docs, random_state, cache, lineup)
+                  if in_corpus else None)  # fmt: skip
+    n_texts = max(len(units[0]) if units is not None else 0, len(texts))
+    return AttackerFits(fit_panel, fit_corpus, n_texts)
+
+
+class AttackerFits:
+    """The attacker panel's fit and the in-corpus attacker's, run side by side in one pool of
+    fit workers (``models.fit_processes.side_by_side``: the panel's character fit holds one core
+    for minutes, the in-corpus folds fill the other). ``result()`` gives (panel, in-corpus
+    attacker), either None when not asked for. ``start()`` begins them in a thread while this
+    one goes on (the thread only waits for the worker processes): ``run_release`` starts them
+    once the document defence's scoring workers are done, and the walk's last part (the levels
+    applied and measured, the table's rows: minutes of one process at 100,000 passages) runs
+    beside them (issue 21). Below ``fit_processes``' size the fits would run in that thread
+    under the interpreter lock, so ``start`` does nothing and ``result`` computes them: the
+    same fits either way (every fit is the serial fit's bits, in a worker or here)."""
+
+    def __init__(self, fit_panel, fit_corpus, n_texts: int) -> None:
+        self.fit_panel, self.fit_corpus, self.n_texts = fit_panel, fit_corpus, n_texts
+        self._pool: ThreadPoolExecutor | None = None
+        self._future: Future | None = None
+
+    @property
+    def started(self) -> bool:
+        return self._future is not None
+
+    def start(self) -> None:
+        """Begin the fits in a thread (once; nothing when there is nothing to fit or the fits
+        would not run in worker processes)."""
+        if self._future is not None or (self.fit_panel is None and self.fit_corpus is None):
+            return
+        if fit_processes(self.n_texts, 2) < 2:
+            return
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="attacker-fits")
+        self._future = self._pool.submit(contextvars.copy_context().run, side_by_side,
+                                         self.fit_panel, self.fit_corpus)  # fmt: skip
+
+    def result(self) -> tuple:
+        """(fitted panel or None, in-corpus attacker or None): the started fits waited for, else
+        computed here."""
+        if self._future is None:
+            return side_by_side(self.fit_panel, self.fit_corpus)
+        try:
+            return self._future.result()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Wait for started fits to end (a caller that stops early: their workers end too)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
 
 def pre_scores_key(texts, labels, docs, reading, *, in_corpus: bool, random_state: int,
