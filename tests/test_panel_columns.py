@@ -328,41 +328,6 @@ def test_attacker_fits_started_beside_other_work_give_the_same_scorers(setup, mo
     assert not small.started
 
 
-def test_build_scorers_scores_the_reading_while_the_other_fits_run(setup, monkeypatch):
-    """Issue 21: the corpus's scores under the reading attacker (fitted before) need none of the
-    other fits: ``build_scorers`` starts those first and scores the reading meanwhile. The
-    in-corpus fit here waits for the reading's scorer to exist; fitted before the reading was
-    scored, it would wait in vain and the test fail."""
-    import threading
-
-    from neswap_core.choose import scorers as scorers_mod
-    from neswap_core.models import fit_processes
-
-    attacker, chunks, _ = setup
-    alone = build_scorers(chunks, attacker, in_corpus=True, families=("word", "char"), cache_dir=None)
-    monkeypatch.setattr(fit_processes, "MIN_TEXTS", 0)  # the fits go to worker processes
-    scored, waited = threading.Event(), []
-    real_corpus, real_scorer = scorers_mod.in_corpus_attacker, scorers_mod.ReleaseScorer
-
-    def corpus(*args, **kwargs):
-        waited.append(scored.wait(timeout=120))
-        return real_corpus(*args, **kwargs)
-
-    def scorer(attacker, *args, **kwargs):
-        out = real_scorer(attacker, *args, **kwargs)
-        if kwargs.get("name") == READING:
-            scored.set()
-        return out
-
-    monkeypatch.setattr(scorers_mod, "in_corpus_attacker", corpus)
-    monkeypatch.setattr(scorers_mod, "ReleaseScorer", scorer)
-    got = build_scorers(chunks, attacker, in_corpus=True, families=("word", "char"), cache_dir=None)
-    assert waited == [True]
-    assert list(got) == list(alone)
-    for name in alone:
-        np.testing.assert_array_equal(got[name].log_proba_, alone[name].log_proba_)
-
-
 def test_the_embedding_family_keeps_the_corpus_vectors_as_given_and_scores_alike(setup):
     """Issue 21: the embedding family's scorer held a float64 copy of every passage's vector
     (0.3 GB at 100k passages) beside the preparation's float32 ones; it now keeps them as

@@ -50,38 +50,33 @@ def build_scorers(
     panel and the in-corpus attacker name a text among at most this many companies
     (``measure/lineups.py``; the reading attacker was fitted with its own; one still fitting in
     the background, ``measure.reading.ReadingInBackground``, is waited for here). ``fits``: the
-    same arguments' ``attacker_fits``, perhaps started beside other work (``run_release``);
-    started here if not, so the reading's pre-release scores are made while they run."""
+    same arguments' ``attacker_fits``, perhaps started beside other work (``run_release``)."""
     if fits is None:
         fits = attacker_fits(chunks, reading, in_corpus=in_corpus, random_state=random_state,
                              families=families, embed=embed, cache_dir=cache_dir, lineup=lineup)  # fmt: skip
-    fits.start()  # in their workers while the reading is waited for and scored here
-    try:
-        reading = fitted_reading(reading)
-        texts = [c.text for c in chunks]
-        labels = [c.protected for c in chunks]
-        docs = [c.doc_id for c in chunks]
-        cache = resolve_cache_dir(cache_dir)
-        key = pre_scores_key(texts, labels, docs, reading, in_corpus=in_corpus, random_state=random_state,
-                             families=families, vectors=vectors, lineup=lineup)  # fmt: skip
-        memo = DiskMemo(cache, "pre_release_scores", mapped=True)  # read once, then copied by block
-        pre = memo.get(key)[1] if key is not None else None
-        pre = pre if isinstance(pre, dict) else {}
-        scorers: dict[str, ReleaseScorer] = {}
-        if reading is not None:  # scored while started fits still run
-            scorers[READING] = ReleaseScorer(reading, texts, labels, docs, name=READING,
-                                             pre_log_proba=pre.get(READING, {}).get("log_proba"))
-        panel, model = fits.result()
-        if reading is not None and panel is not None:
+    reading = fitted_reading(reading)
+    texts = [c.text for c in chunks]
+    labels = [c.protected for c in chunks]
+    docs = [c.doc_id for c in chunks]
+    cache = resolve_cache_dir(cache_dir)
+    key = pre_scores_key(texts, labels, docs, reading, in_corpus=in_corpus, random_state=random_state,
+                         families=families, vectors=vectors, lineup=lineup)  # fmt: skip
+    memo = DiskMemo(cache, "pre_release_scores", mapped=True)  # read once, then copied by block
+    pre = memo.get(key)[1] if key is not None else None
+    pre = pre if isinstance(pre, dict) else {}
+    scorers: dict[str, ReleaseScorer] = {}
+    panel, model = fits.result()
+    if reading is not None:
+        scorers[READING] = ReleaseScorer(reading, texts, labels, docs, name=READING,
+                                         pre_log_proba=pre.get(READING, {}).get("log_proba"))
+        if panel is not None:
             scorers.update(family_scorers(panel, texts, labels, docs, vectors=vectors, embed=embed,
                                           pre=pre))  # fmt: skip
-        if model is not None:
-            scorers[IN_CORPUS] = ReleaseScorer(model, texts, labels, docs, name=IN_CORPUS,
-                                               pre_log_proba=pre.get(IN_CORPUS, {}).get("log_proba"))
-        if key is not None and set(pre) != set(scorers):
-            memo.put(key, {name: pre_scores(s) for name, s in scorers.items()})
-    finally:
-        fits.close()  # an error before the fits were waited for: they end first
+    if model is not None:
+        scorers[IN_CORPUS] = ReleaseScorer(model, texts, labels, docs, name=IN_CORPUS,
+                                           pre_log_proba=pre.get(IN_CORPUS, {}).get("log_proba"))
+    if key is not None and set(pre) != set(scorers):
+        memo.put(key, {name: pre_scores(s) for name, s in scorers.items()})
     return scorers
 
 
@@ -122,11 +117,10 @@ class AttackerFits:
     fit workers (``models.fit_processes.side_by_side``: the panel's character fit holds one core
     for minutes, the in-corpus folds fill the other). ``result()`` gives (panel, in-corpus
     attacker), either None when not asked for. ``start()`` begins them in a thread while this
-    one goes on (the thread only waits for the worker processes): ``build_scorers`` starts them
-    before it scores the corpus under the reading attacker, and ``run_release`` on a large
-    corpus once the document defence's scoring workers are done, so the walk's last part (the
-    levels applied and measured, the table's rows: minutes of one process at 100,000 passages)
-    runs beside them (issue 21). Below ``fit_processes``' size the fits would run in that thread
+    one goes on (the thread only waits for the worker processes): ``run_release`` starts them
+    once the document defence's scoring workers are done, and the walk's last part (the levels
+    applied and measured, the table's rows: minutes of one process at 100,000 passages) runs
+    beside them (issue 21). Below ``fit_processes``' size the fits would run in that thread
     under the interpreter lock, so ``start`` does nothing and ``result`` computes them: the
     same fits either way (every fit is the serial fit's bits, in a worker or here)."""
 
