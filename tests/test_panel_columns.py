@@ -252,6 +252,15 @@ def test_tone_columns_match_the_tone_report_on_whole_documents(setup):
 
 
 
+def _same_scorers(alone, other, chunks):
+    """Every scorer's pre-release scores equal bit for bit, and one release scored alike."""
+    changed = _changed(chunks)
+    for name in alone:
+        np.testing.assert_array_equal(other[name].log_proba_, alone[name].log_proba_)
+        a, b = alone[name].score(changed), other[name].score(changed)
+        assert (a.chunk_top1, a.document_accuracy) == (b.chunk_top1, b.document_accuracy), name
+
+
 def test_the_panel_and_the_in_corpus_attacker_are_fitted_at_once(setup, monkeypatch):
     """Issue 21: the panel's char fit holds one core for minutes; the in-corpus attacker's folds
     are fitted at the same time, in the same pool of workers (once the panel has queued its
@@ -282,11 +291,7 @@ def test_the_panel_and_the_in_corpus_attacker_are_fitted_at_once(setup, monkeypa
     monkeypatch.setattr(scorers_mod, "in_corpus_attacker", corpus)
     together = build_scorers(chunks, attacker, in_corpus=True, families=families, cache_dir=None)
     assert list(together) == list(alone) == [READING, "char", "retrieval", IN_CORPUS]
-    changed = _changed(chunks)
-    for name in alone:
-        np.testing.assert_array_equal(together[name].log_proba_, alone[name].log_proba_)
-        a, b = alone[name].score(changed), together[name].score(changed)
-        assert (a.chunk_top1, a.document_accuracy) == (b.chunk_top1, b.document_accuracy), name
+    _same_scorers(alone, together, chunks)
 
 
 def test_attacker_fits_started_beside_other_work_give_the_same_scorers(setup, monkeypatch):
@@ -317,11 +322,7 @@ def test_attacker_fits_started_beside_other_work_give_the_same_scorers(setup, mo
     assert fits.started and fitted.wait(timeout=300)  # fitted while this thread did nothing
     beside = build_scorers(chunks, attacker, in_corpus=True, families=families, cache_dir=None, fits=fits)
     assert list(beside) == list(alone) == [READING, "char", "retrieval", IN_CORPUS]
-    changed = _changed(chunks)
-    for name in alone:
-        np.testing.assert_array_equal(beside[name].log_proba_, alone[name].log_proba_)
-        a, b = alone[name].score(changed), beside[name].score(changed)
-        assert (a.chunk_top1, a.document_accuracy) == (b.chunk_top1, b.document_accuracy), name
+    _same_scorers(alone, beside, chunks)
     monkeypatch.setattr(fit_processes, "MIN_TEXTS", 10**9)  # below the size: start does nothing
     small = scorers_mod.attacker_fits(chunks, attacker, in_corpus=True, families=families, cache_dir=None)
     small.start()
