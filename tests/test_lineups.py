@@ -696,3 +696,65 @@ def test_scorers_of_an_empty_corpus_measure_nothing_without_error(data):
     for name, scorer in family_scorers(panel, [], [], []).items():
         m = scorer.score({})
         assert np.isnan(m.chunk_top1) and np.isnan(m.document_accuracy) and m.n_documents == 0, name
+
+
+def test_in_corpus_scorer_from_the_out_of_fold_scores_is_the_scorer_that_scores_again(data):
+    """Issue 21: ``build_scorers`` gives the in-corpus scorer the attacker's out-of-fold scores
+    (made by its fit) instead of scoring the corpus again: the same rows, ranks and documents,
+    bit for bit, under line-ups and without."""
+    _, (ct, cl, cd), changed = data
+    for lineup in (4, None):
+        model = CrossFittedAttacker(lineup=lineup).fit(ct, cl, cd)
+        again = ReleaseScorer(model, ct, cl, cd, name=IN_CORPUS)
+        kept = ReleaseScorer(model, ct, cl, cd, name=IN_CORPUS, pre_log_proba=model.oof_)
+        assert np.array_equal(kept.log_proba_, again.log_proba_) and np.array_equal(kept.rank_, again.rank_)
+        every = np.arange(len(again.documents_))
+        assert np.array_equal(kept.doc_log_proba_rows(every), again.doc_log_proba_rows(every))
+        a, b = kept.score(changed), again.score(changed)
+        assert (a.chunk_top1, a.document_accuracy) == (b.chunk_top1, b.document_accuracy)
+
+
+@pytest.mark.parametrize("lineup", [4, None])
+def test_pre_release_scores_shared_with_a_worker_are_each_scorer_s_own(data, monkeypatch, lineup):
+    """Issue 21: at 100,000 passages the corpus's scores under the attackers that read words
+    are shared with a spawned worker (the rows of every other line-up; of every other block with
+    one line-up), which gets only its line-ups' models. Every row, and the whole-document
+    family's word counts, must be what each scorer computes alone in one process."""
+    from neswap_core.measure import pre_release_scores as shared_scores
+    from neswap_core.measure.lineups import take_rows
+    from neswap_core.measure.panel_scorers import FamilyAttacker
+
+    (rt, rl, rd), (ct, cl, cd), _ = data
+    cl = [*cl[:-3], "co99", "co99", "co99"]  # a company no attacker knows: scored here, masked nowhere
+    reading = text_attacker(rt, rl, lineup=lineup)
+    panel = AttackerPanel(["char", "retrieval"], lineup=lineup).fit(rt, rl, rd)
+    models = {READING: reading, "char": FamilyAttacker(panel.families_["char"], []),
+              "retrieval": panel.families_["retrieval"]}  # fmt: skip
+    monkeypatch.setattr(shared_scores, "SCORE_BLOCK", 16)  # several blocks: odd ones go to the worker
+    sent = []
+
+    def spied(fn, *args, **kwargs):
+        sent.append(fn.args[0])
+        worker = real(fn, *args, **kwargs)
+        sent.append(worker.started)
+        return worker
+
+    real = shared_scores.InBackground
+    monkeypatch.setattr(shared_scores, "InBackground", spied)
+    got = shared_scores.text_pre_scores(models, ct, cl, min_texts=0)
+    assert sent[1] is True  # the worker ran
+    alone = {READING: ReleaseScorer(reading, ct, cl, cd, name=READING), **family_scorers(panel, ct, cl, cd)}
+    for name, scorer in alone.items():
+        every = np.arange(len(ct))
+        np.testing.assert_array_equal(take_rows(got[name]["log_proba"], every), scorer.log_proba_)
+        share = sent[0][name]
+        assert 0 < len(share[1]) < len(ct)  # the worker scored some rows, this process the others
+        if lineup is not None and name != "retrieval":  # the worker's copy holds its line-ups only
+            held = share[0].family if name == "char" else share[0]
+            assert 0 < len(held.parts_) < len(scorer.attacker.parts_ if name == READING
+                                              else scorer.attacker.family.parts_)  # fmt: skip
+    np.testing.assert_array_equal(got["retrieval"]["counts"].toarray(), alone["retrieval"].counts_.toarray())
+    alone_again = shared_scores.text_pre_scores(models, ct, cl)  # below the size: all here
+    for name in alone:
+        np.testing.assert_array_equal(take_rows(alone_again[name]["log_proba"], every),
+                                      take_rows(got[name]["log_proba"], every))  # fmt: skip

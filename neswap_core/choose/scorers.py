@@ -23,7 +23,8 @@ from ..measure.attack import CrossFittedAttacker, TextAttacker
 from ..measure.attack_scores import ReleaseScorer
 from ..measure.lineups import effective_size, lineup_key
 from ..measure.panel_cache import fitted_panel
-from ..measure.panel_scorers import family_scorers, pre_scores
+from ..measure.panel_scorers import FamilyAttacker, family_scorers, pre_scores
+from ..measure.pre_release_scores import text_pre_scores
 from ..measure.reading import ReadingInBackground, fitted_reading
 from ..models.fit_processes import fit_processes, side_by_side
 from ..paths import resolve_cache_dir
@@ -64,8 +65,10 @@ def build_scorers(
     memo = DiskMemo(cache, "pre_release_scores", mapped=True)  # read once, then copied by block
     pre = memo.get(key)[1] if key is not None else None
     pre = pre if isinstance(pre, dict) else {}
+    kept = set(pre)
     scorers: dict[str, ReleaseScorer] = {}
     panel, model = fits.result()
+    pre.update(_unscored(pre, texts, labels, reading, panel, model))
     if reading is not None:
         scorers[READING] = ReleaseScorer(reading, texts, labels, docs, name=READING,
                                          pre_log_proba=pre.get(READING, {}).get("log_proba"))
@@ -75,9 +78,30 @@ def build_scorers(
     if model is not None:
         scorers[IN_CORPUS] = ReleaseScorer(model, texts, labels, docs, name=IN_CORPUS,
                                            pre_log_proba=pre.get(IN_CORPUS, {}).get("log_proba"))
-    if key is not None and set(pre) != set(scorers):
+    if key is not None and kept != set(scorers):
         memo.put(key, {name: pre_scores(s) for name, s in scorers.items()})
     return scorers
+
+
+def _unscored(pre: dict, texts: list[str], labels: list[str], reading, panel, model) -> dict:
+    """The pre-release scores ``pre`` lacks that are made here at once: the in-corpus
+    attacker's are its out-of-fold scores, made when it was fitted (the same calls on the same
+    texts: scoring them again was half a minute at 100,000 passages); the attackers that read
+    words score the corpus on two cores (``measure.pre_release_scores``). The embedding family
+    (a product of the vectors) is scored by its scorer."""
+    out: dict[str, dict] = {}
+    if model is not None and IN_CORPUS not in pre:
+        out[IN_CORPUS] = {"log_proba": model.oof_}
+    readers: dict[str, object] = {}
+    if reading is not None and READING not in pre:
+        readers[READING] = reading
+    if reading is not None and panel is not None:
+        for name, fam in panel.families_.items():
+            if name not in pre and not fam.needs_vectors:
+                readers[name] = fam if fam.whole_document else FamilyAttacker(fam, [])
+    if readers:
+        out.update(text_pre_scores(readers, texts, labels))
+    return out
 
 
 #: Chunks from which ``run_release`` starts the attackers' fits beside the rest of the
