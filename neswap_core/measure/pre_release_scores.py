@@ -1,13 +1,13 @@
-"""The reading attackers' pre-release scores of a large corpus, on two cores (SPEC §8, issue 21).
+"""The word-reading attackers' pre-release scores of a large corpus, on two cores (SPEC §8, issue 21).
 
 Before any release is measured, every passage of the corpus is scored under each attacker
 (``choose.scorers.build_scorers``). At 100,000 passages that was about two minutes of one
 process after the attackers' fits (counting each passage's n-grams under each model), with the
 other core idle. A passage's scores depend on its text and its line-up only (``ReleaseScorer``
 scores blocks of ``SCORE_BLOCK`` passages and says so), so the passages are shared out: one
-spawned worker scores those of every other line-up (of every other block when an attacker has
-one line-up) with a copy of the models of those line-ups only, while this process scores the
-rest. Each row is the bits it would be in one process (the same calls on the same texts, one
+spawned worker scores those of three line-ups in four (of blocks, when an attacker has one
+line-up) with a copy of the models of those line-ups only, while this process scores the rest
+and then builds the scorers. Each row is the bits it would be in one process (the same calls on the same texts, one
 BLAS thread in both: ``models.blas_threads``); the rows come back kept by line-up
 (``LineupRows``), and the scorers are built from them as a warm run builds them from its memo.
 
@@ -47,6 +47,12 @@ from .panel_scorers import FamilyAttacker
 TWO_CORES_MIN_TEXTS = 20_000
 
 
+#: The worker scores the rows of all but one line-up (block, with one line-up) in this many:
+#: this process also builds the scorers from the rows (masks, ranks, the documents' scores,
+#: the memo), which at 100,000 passages took about as long as scoring a quarter of them.
+WORKER_OF = 4
+
+
 def text_pre_scores(models: Mapping[str, Any], texts: Sequence[str], labels: Sequence[str], *,
                     min_texts: int = TWO_CORES_MIN_TEXTS) -> dict[str, dict]:
     """Each attacker's masked pre-release scores of ``texts`` (of companies ``labels``), kept
@@ -67,7 +73,7 @@ def text_pre_scores(models: Mapping[str, Any], texts: Sequence[str], labels: Seq
 
 class _Share:
     """One attacker's passages: its rows' classes and line-ups, and which rows the worker scores
-    (those of odd line-ups; of odd blocks when the attacker has one line-up)."""
+    (``WORKER_OF``)."""
 
     def __init__(self, model, y: np.ndarray, lineup: np.ndarray | None, there: np.ndarray) -> None:
         self.model, self.y, self.lineup, self.there = model, y, lineup, there
@@ -79,9 +85,9 @@ class _Share:
         lineup = getattr(model, "lineup_", None)
         rows = row_lineups(y, lineup)
         if rows is None:
-            there = (np.arange(len(texts)) // SCORE_BLOCK) % 2 == 1
+            there = (np.arange(len(texts)) // SCORE_BLOCK) % WORKER_OF != 0
         else:
-            there = (rows >= 0) & (rows % 2 == 1)  # an unknown company's row (−1) is scored here
+            there = (rows >= 0) & (rows % WORKER_OF != 0)  # an unknown company's row (−1) is scored here
         return cls(model, y, lineup, there)
 
     def part(self, texts: list[str], chosen: np.ndarray, restrict: bool = False) -> tuple:
