@@ -698,10 +698,16 @@ def test_scorers_of_an_empty_corpus_measure_nothing_without_error(data):
         assert np.isnan(m.chunk_top1) and np.isnan(m.document_accuracy) and m.n_documents == 0, name
 
 
-def test_in_corpus_scorer_from_the_out_of_fold_scores_is_the_scorer_that_scores_again(data):
+@pytest.mark.parametrize("workers", [False, True])
+def test_in_corpus_scorer_from_the_out_of_fold_scores_is_the_scorer_that_scores_again(data, monkeypatch, workers):
     """Issue 21: ``build_scorers`` gives the in-corpus scorer the attacker's out-of-fold scores
-    (made by its fit) instead of scoring the corpus again: the same rows, ranks and documents,
-    bit for bit, under line-ups and without."""
+    instead of scoring the corpus again, and each fold's fit scores the passages it was blind
+    to (in the fit workers at scale): the same rows, ranks and documents as the fold models
+    scoring the corpus here after the fit, bit for bit, under line-ups and without."""
+    from neswap_core.models import fit_processes
+
+    if workers:
+        monkeypatch.setattr(fit_processes, "MIN_TEXTS", 0)  # the folds fit and score in workers
     _, (ct, cl, cd), changed = data
     for lineup in (4, None):
         model = CrossFittedAttacker(lineup=lineup).fit(ct, cl, cd)
@@ -717,8 +723,8 @@ def test_in_corpus_scorer_from_the_out_of_fold_scores_is_the_scorer_that_scores_
 @pytest.mark.parametrize("lineup", [4, None])
 def test_pre_release_scores_shared_with_a_worker_are_each_scorer_s_own(data, monkeypatch, lineup):
     """Issue 21: at 100,000 passages the corpus's scores under the attackers that read words
-    are shared with a spawned worker (the rows of every other line-up; of every other block with
-    one line-up), which gets only its line-ups' models. Every row, and the whole-document
+    are shared with a spawned worker (the rows of three line-ups in four; of blocks with one
+    line-up), which gets only its line-ups' models. Every row, and the whole-document
     family's word counts, must be what each scorer computes alone in one process."""
     from neswap_core.measure import pre_release_scores as shared_scores
     from neswap_core.measure.lineups import take_rows
@@ -730,7 +736,7 @@ def test_pre_release_scores_shared_with_a_worker_are_each_scorer_s_own(data, mon
     panel = AttackerPanel(["char", "retrieval"], lineup=lineup).fit(rt, rl, rd)
     models = {READING: reading, "char": FamilyAttacker(panel.families_["char"], []),
               "retrieval": panel.families_["retrieval"]}  # fmt: skip
-    monkeypatch.setattr(shared_scores, "SCORE_BLOCK", 16)  # several blocks: odd ones go to the worker
+    monkeypatch.setattr(shared_scores, "SCORE_BLOCK", 16)  # several blocks: three in four go to the worker
     sent = []
 
     def spied(fn, *args, **kwargs):

@@ -48,6 +48,7 @@ from ..models.fit_processes import fit_processes, run_in_processes
 from ..models.logistic import logistic_regression
 from . import row_memo
 from .lineups import (
+    MASKED,
     SCORE_BLOCK,
     LineupRows,
     LineupTextAttacker,
@@ -219,6 +220,14 @@ def _fit_attacker(params: dict, texts: list[str], labels: np.ndarray) -> TextAtt
     return TextAttacker(**params).fit(texts, labels)
 
 
+def _fit_scoring_attacker(params: dict, texts: list[str], labels: np.ndarray,
+                          held: list[str]) -> tuple[TextAttacker, np.ndarray]:
+    """A fold's (and line-up's) attacker and its log-probabilities of the ``held`` texts it
+    was blind to (a worker's call: module-level, picklable)."""
+    model = _fit_attacker(params, texts, labels)
+    return model, model.predict_log_proba(held) if held else np.zeros((0, len(model.classes_)))
+
+
 def lineup_attacker(parts: list[TextAttacker], where: dict | None = None) -> TextAttacker | LineupTextAttacker:
     """One model of several line-up attackers (``measure/lineups.py``; ``where``: the line-up
     of each company, default the part's index), or the only one."""
@@ -295,43 +304,59 @@ class CrossFittedAttacker(BaseEstimator):
         params = {"ngram_range": self.ngram_range, "min_df": self.min_df, "C": self.C,
                   "random_state": self.random_state}
         self.lineup_ = assign_lineups(self.classes_, self.lineup)
-        calls, jobs = [], []
+        calls, jobs, held = [], [], []
         for f in folds:  # one model per fold (and line-up: measure/lineups.py)
             for rows in lineup_rows(y, self.classes_, self.lineup_):
                 train = rows[self.folds_[rows] != f]
                 if lineup_count(self.lineup_) > 1 and len(set(y[train])) < 2:
                     continue  # a line-up of one company in this fold: its columns stay LOG_FLOOR
                 jobs.append(f)
-                calls.append(functools.partial(_fit_attacker, params, [texts[i] for i in train], y[train]))
+                held.append(rows[self.folds_[rows] == f])
+                calls.append(functools.partial(_fit_scoring_attacker, params, [texts[i] for i in train], y[train],
+                                               [texts[i] for i in held[-1]]))  # fmt: skip
         done = run_in_processes(calls, fit_processes(len(texts), len(calls)))
         split = lineup_count(self.lineup_) > 1
         where = dict(zip(self.classes_, self.lineup_, strict=True)) if split else None
-        fitted = {f: lineup_attacker([m for g, m in zip(jobs, done, strict=True) if g == f], where)
+        fitted = {f: lineup_attacker([m for g, (m, _) in zip(jobs, done, strict=True) if g == f], where)
                   for f in dict.fromkeys(jobs)}  # fmt: skip
         self.models_: list[TextAttacker | LineupTextAttacker | None] = [fitted.get(f) for f in range(self.n_folds)]
         share_terms(part.vectorizer_ for model in fitted.values() for part in getattr(model, "parts_", [model]))
         # each position's line-up (its true company's): scored by that line-up's model only
         y_index = np.searchsorted(self.classes_, y)
         self.row_lineup_ = row_lineups(y_index, self.lineup_)
-        self.oof_ = self._out_of_fold(fitted, texts, y_index)
+        self.oof_ = self._out_of_fold(fitted, y_index, [(at, m, p) for at, (m, p) in zip(held, done, strict=True)])
         return self
 
-    def _out_of_fold(self, fitted: dict, texts: list[str], y_index: np.ndarray):
+    def _out_of_fold(self, fitted: dict, y_index: np.ndarray, held: list[tuple]):
         """Each position's scores by the fold model blind to it, kept by line-up
-        (``lineups.LineupRows``; dense with one line-up). Made in blocks of ``SCORE_BLOCK``
-        positions, as the release's scorers are: a whole passages × companies matrix grew as
-        the corpus squared (1.3 GB at 100,000 passages and 1,587 companies, issue 21); each
-        row's scores do not depend on its block."""
-        n, k = len(texts), len(self.classes_)
+        (``lineups.LineupRows``; dense with one line-up). ``held``: per fitted call, the
+        positions it held out, its model and their scores by it, made by the call itself (in
+        the fit workers: scored here, after the fits, they were half a minute of one process at
+        100,000 passages, issue 21): each row as ``_fold_scores`` gives it, placed in its fold
+        model's columns. Made in blocks of ``SCORE_BLOCK`` positions: a whole passages ×
+        companies matrix grew as the corpus squared (1.3 GB at 100,000 passages and 1,587
+        companies)."""
+        n, k = len(y_index), len(self.classes_)
+        call = np.full(n, -1, dtype=np.int64)
+        row = np.zeros(n, dtype=np.int64)
+        for i, (at, _, _) in enumerate(held):
+            call[at], row[at] = i, np.arange(len(at))
         kept = []
         for at in np.array_split(np.arange(n), -(-n // SCORE_BLOCK)) if n else []:
             block = np.full((len(at), k), LOG_FLOOR)
-            for f, model in fitted.items():  # the folds' models were fitted on every core
+            for f, model in fitted.items():
                 local = np.flatnonzero(self.folds_[at] == f)
-                if len(local):
-                    held = at[local]
-                    block[local] = _aligned(self._fold_scores(model, held, [texts[i] for i in held]),
-                                            model.classes_, self.classes_)  # fmt: skip
+                if not len(local):
+                    continue
+                scores = np.full((len(local), len(model.classes_)), MASKED)  # a line-up no call fitted
+                for i in np.unique(call[at[local]]):
+                    if i < 0:
+                        continue
+                    mine = np.flatnonzero(call[at[local]] == i)
+                    _, part, part_scores = held[i]
+                    cols = np.searchsorted(model.classes_, part.classes_)
+                    scores[np.ix_(mine, cols)] = part_scores[row[at[local[mine]]]]
+                block[local] = _aligned(scores, model.classes_, self.classes_)
             kept.append(LineupRows.of(block, y_index[at], self.lineup_))
         return stack_rows(kept, k)
 
