@@ -723,7 +723,7 @@ def test_in_corpus_scorer_from_the_out_of_fold_scores_is_the_scorer_that_scores_
 @pytest.mark.parametrize("lineup", [4, None])
 def test_pre_release_scores_shared_with_a_worker_are_each_scorer_s_own(data, monkeypatch, lineup):
     """Issue 21: at 100,000 passages the corpus's scores under the attackers that read words
-    are shared with a spawned worker (the rows of three line-ups in four; of blocks with one
+    are shared with a spawned worker (the rows of three line-ups in five; of blocks with one
     line-up), which gets only its line-ups' models. Every row, and the whole-document
     family's word counts, must be what each scorer computes alone in one process."""
     from neswap_core.measure import pre_release_scores as shared_scores
@@ -736,7 +736,7 @@ def test_pre_release_scores_shared_with_a_worker_are_each_scorer_s_own(data, mon
     panel = AttackerPanel(["char", "retrieval"], lineup=lineup).fit(rt, rl, rd)
     models = {READING: reading, "char": FamilyAttacker(panel.families_["char"], []),
               "retrieval": panel.families_["retrieval"]}  # fmt: skip
-    monkeypatch.setattr(shared_scores, "SCORE_BLOCK", 16)  # several blocks: three in four go to the worker
+    monkeypatch.setattr(shared_scores, "SCORE_BLOCK", 16)  # several blocks: three in five go to the worker
     sent = []
 
     def spied(fn, *args, **kwargs):

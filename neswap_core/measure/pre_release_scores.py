@@ -5,7 +5,7 @@ Before any release is measured, every passage of the corpus is scored under each
 process after the attackers' fits (counting each passage's n-grams under each model), with the
 other core idle. A passage's scores depend on its text and its line-up only (``ReleaseScorer``
 scores blocks of ``SCORE_BLOCK`` passages and says so), so the passages are shared out: one
-spawned worker scores those of three line-ups in four (of blocks, when an attacker has one
+spawned worker scores those of three line-ups in five (of blocks, when an attacker has one
 line-up) with a copy of the models of those line-ups only, while this process scores the rest
 and then builds the scorers. Each row is the bits it would be in one process (the same calls on the same texts, one
 BLAS thread in both: ``models.blas_threads``); the rows come back kept by line-up
@@ -47,10 +47,18 @@ from .panel_scorers import FamilyAttacker
 TWO_CORES_MIN_TEXTS = 20_000
 
 
-#: The worker scores the rows of all but one line-up (block, with one line-up) in this many:
-#: this process also builds the scorers from the rows (masks, ranks, the documents' scores,
-#: the memo), which at 100,000 passages took about as long as scoring a quarter of them.
-WORKER_OF = 4
+#: The share of the line-ups (of the blocks, with one line-up) whose rows the worker scores,
+#: dealt in turn: it starts a few seconds late (a new interpreter, the models unpickled), and at
+#: 100,000 passages it finished well before this process with half and well after with three
+#: quarters (`benchmarks/cpu_timeline.py`).
+WORKER_SHARE = 0.6
+
+
+def _to_worker(index: np.ndarray) -> np.ndarray:
+    """Whether each line-up (or block) ``index`` goes to the worker: ``WORKER_SHARE`` of them,
+    dealt in turn (3 in 5: 1, 3, 4, 6, 8, 9, ...)."""
+    index = np.asarray(index, dtype=np.int64)
+    return np.floor((index + 1) * WORKER_SHARE) > np.floor(index * WORKER_SHARE)
 
 
 def text_pre_scores(models: Mapping[str, Any], texts: Sequence[str], labels: Sequence[str], *,
@@ -73,7 +81,7 @@ def text_pre_scores(models: Mapping[str, Any], texts: Sequence[str], labels: Seq
 
 class _Share:
     """One attacker's passages: its rows' classes and line-ups, and which rows the worker scores
-    (``WORKER_OF``)."""
+    (``WORKER_SHARE``)."""
 
     def __init__(self, model, y: np.ndarray, lineup: np.ndarray | None, there: np.ndarray) -> None:
         self.model, self.y, self.lineup, self.there = model, y, lineup, there
@@ -85,9 +93,9 @@ class _Share:
         lineup = getattr(model, "lineup_", None)
         rows = row_lineups(y, lineup)
         if rows is None:
-            there = (np.arange(len(texts)) // SCORE_BLOCK) % WORKER_OF != 0
+            there = _to_worker(np.arange(len(texts)) // SCORE_BLOCK)
         else:
-            there = (rows >= 0) & (rows % WORKER_OF != 0)  # an unknown company's row (−1) is scored here
+            there = (rows >= 0) & _to_worker(rows)  # an unknown company's row (−1) is scored here
         return cls(model, y, lineup, there)
 
     def part(self, texts: list[str], chosen: np.ndarray, restrict: bool = False) -> tuple:
