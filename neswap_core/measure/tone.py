@@ -54,8 +54,8 @@ def is_tone_word(word: str) -> bool:
 def counts(text: str) -> tuple[int, int]:
     """(positive, negative) LM word counts of ``text`` (exact whole-word match)."""
     _, pos, neg = _lm()
-    words = [w.upper() for w in _WORD.findall(text)]
-    return sum(w in pos for w in words), sum(w in neg for w in words)
+    words = " ".join(_WORD.findall(text)).upper().split()  # ASCII runs: one upper() for all
+    return sum(map(pos.__contains__, words)), sum(map(neg.__contains__, words))
 
 
 def net_tone(text: str) -> float:
@@ -100,12 +100,31 @@ class ToneScorer:
         self.counts_ = np.array([counts(t) for t in self.texts], dtype=np.int64).reshape(-1, 2)
         self.doc_counts_ = np.zeros((len(self.documents_), 2), dtype=np.int64)
         np.add.at(self.doc_counts_, self.doc_index_, self.counts_)
+        self._known: dict[str, tuple[int, int]] = {}
+
+    #: Released texts whose counts a scorer remembers: a run's candidates share most of their
+    #: changed passages (document levels nest, plan stages accumulate; issue 21).
+    KNOWN_MAX = 200_000
+
+    def _counts(self, text: str) -> tuple[int, int]:
+        known = self._known.get(text)
+        if known is None:
+            if len(self._known) >= self.KNOWN_MAX:
+                self._known.clear()
+            known = self._known[text] = counts(text)
+        return known
 
     def score(self, changed: Mapping[int, str]) -> dict[str, float]:
         doc = self.doc_counts_.copy()
+        at, now = [], []
         for p, text in changed.items():
-            if str(text) != self.texts[int(p)]:
-                doc[self.doc_index_[int(p)]] += np.array(counts(str(text))) - self.counts_[int(p)]
+            p, text = int(p), str(text)
+            if text != self.texts[p]:
+                at.append(p)
+                now.append(self._counts(text))
+        if at:
+            rows = np.asarray(at, dtype=np.int64)
+            np.add.at(doc, self.doc_index_[rows], np.asarray(now, dtype=np.int64) - self.counts_[rows])
         return {"tone_correlation": _correlation(_net(self.doc_counts_), _net(doc)),
                 "tone_kept": float(np.minimum(doc, self.doc_counts_).sum()
                                    / max(int(self.doc_counts_.sum()), 1))}
