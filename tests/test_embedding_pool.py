@@ -80,6 +80,11 @@ def test_pooled_sweep_embeds_every_vector_the_serial_sweep_does(tmp_path, monkey
         return real_levels(*args, **kwargs)
 
     monkeypatch.setattr(document_module, "_defence_levels", counted_levels)
+    import neswap_core.choose.candidates as candidates_module
+
+    tones = []  # the walk needs only the calls that embed: no tone, no level read back
+    real_tone = candidates_module.ToneScorer
+    monkeypatch.setattr(candidates_module, "ToneScorer", lambda *a: tones.append(1) or real_tone(*a))
     tables, embedders = [], []
     prepare_config = config
     for name, processes in (("serial", 1), ("pooled", 2)):
@@ -94,8 +99,11 @@ def test_pooled_sweep_embeds_every_vector_the_serial_sweep_does(tmp_path, monkey
         # where the prefetch's time goes, for the scale benchmarks: the walk, then the embedding
         assert set(parts) == ({"walk", "embedding"} if processes > 1 else set())
         assert all(seconds > 0 for seconds in parts.values())
+        assert tones == []
         before = embedder.n_embedded
         table = build_candidates(sweep_for_config(ctx, config), config, reading_units=units).table
+        assert tones == [1]
+        tones.clear()
         assert (sent > 0) == (processes > 1)
         if processes > 1:
             assert embedder.n_embedded == before  # every vector came from the prefetch

@@ -141,23 +141,29 @@ class Candidates:
 
 
 def candidate_table(sources: Mapping[str, Source], ctx, scorers=None, sweep=None,
-                    progress: Progress | None = None) -> pd.DataFrame:
+                    progress: Progress | None = None, *, embeddings_only: bool = False) -> pd.DataFrame:
     """One row per candidate: ``COLUMNS`` and, with ``scorers``, the measured columns.
 
     The paper's candidates take their measured figures from their draws (``draws_columns``:
     each draw scored once, step by step); any other candidate is one text, scored on its own
-    (``measured_row``; its mean over draws is that value, s.d. 0)."""
+    (``measured_row``; its mean over draws is that value, s.d. 0). ``embeddings_only``: the
+    prefetch's walk, which needs only the calls that embed (each candidate's utility): the rows
+    have no tone and no measured columns (issue 21: at 100k passages the walk read every
+    document level back from disk and counted tone words for nothing)."""
     words = total_words(ctx)
     if scorers and getattr(ctx, "measured", None) is not None:  # a large corpus: its sample
         scorers = {name: scorer.scoped(ctx.measured) for name, scorer in scorers.items()}
     over = draws_columns(sweep, scorers) if scorers and sweep is not None else pd.DataFrame()
-    tone = ToneScorer([c.text for c in ctx.chunks], [c.doc_id for c in ctx.chunks])
+    tone = None if embeddings_only else ToneScorer([c.text for c in ctx.chunks], [c.doc_id for c in ctx.chunks])
     rows = []
     for k, source in enumerate(sources.values()):
         if progress and k % 10 == 0:
             progress(k / max(len(sources), 1), "Measuring every candidate")
         row = source.row()
         row.update(source.utility(words))
+        if tone is None:
+            rows.append(row)
+            continue
         texts = changed_texts(ctx, source.changed())  # once: a document level reads it from disk
         row.update(tone.score(texts))
         if scorers and source.release_id in over.index:
@@ -215,7 +221,7 @@ def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidate
                      documents: DocumentCandidates | None = None, reading_units: tuple | None = None,
                      progress: Progress | None = None, memo: bool = False,
                      table_key: str | None = None, processes: int | None = None,
-                     after_scoring: Callable[[], None] | None = None) -> Candidates:
+                     after_scoring: Callable[[], None] | None = None, walk: bool = False) -> Candidates:
     """Every candidate of ``config``: the paper's sweep, the plan grid (``plan_rounds`` > 0) and
     the document defence (``document_levels``).
 
@@ -234,7 +240,8 @@ def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidate
     (``choose.prefetch``: the same vectors; the app's path, whose sweep is made before;
     ``run_release`` prefetches before its sweep instead). ``after_scoring()``: called once the
     document defence's scoring is done (``document_candidates``; the prefetch's walk starts the
-    attackers' fits there)."""
+    attackers' fits there). ``walk``: the prefetch's walk (``choose.prefetch``), whose table is
+    only read for the texts it embeds (``candidate_table(embeddings_only=True)``)."""
     say = progress or (lambda f, m: None)
     built_here = plans is None and documents is None
     if plans is not None:  # the app's plans, built once: their DR at this run's N
@@ -260,6 +267,10 @@ def build_candidates(sweep: Sweep, config, scorers=None, *, plans: PlanCandidate
         **paper_sources(sweep, config.sweep.population), **plan_sources(plans),
         **document_sources(documents),
         **dp_words_sources(sweep.ctx, config.sweep.dp_epsilons, config.sweep.seed)}  # fmt: skip
+    if walk:
+        table = candidate_table(sources, sweep.ctx, progress=lambda f, m: say(0.8 + 0.2 * f, m),
+                                embeddings_only=True)  # fmt: skip
+        return Candidates(table, sweep, sources, plans, documents, None)
     table = tables.get_or_compute(
         table_key, lambda: candidate_table(sources, sweep.ctx, scorers, sweep,
                                            lambda f, m: say(0.8 + 0.2 * f, m)))  # fmt: skip

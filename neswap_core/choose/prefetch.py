@@ -74,7 +74,7 @@ def prefetch_candidates(ctx: ReleaseContext, config, processes: int | None = Non
     try:
         with np.errstate(all="ignore"):
             build_candidates(sweep_for_config(dry, config), config, reading_units=reading_units,
-                             after_scoring=after_scoring)  # fmt: skip
+                             after_scoring=after_scoring, walk=True)  # fmt: skip
     except NeswapError:
         return 0  # the real sweep raises it, with its message
     finally:
