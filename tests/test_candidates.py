@@ -16,8 +16,9 @@ from neswap_core.choose.candidates import (
     plan_sources,
 )
 from neswap_core.choose.goals import Constraint, Goal, choose_goal
-from neswap_core.choose.plan_grid import PlanGrid, plan_candidates, plan_risk
+from neswap_core.choose.plan_grid import PlanGrid, plan_candidates, plan_risk, total_words
 from neswap_core.config import MASK_PLACEHOLDER, RunConfig
+from neswap_core.corpus import Chunk
 from neswap_core.errors import ConfigError
 from neswap_core.generate.plans import Plan, Redact, SwapRound, apply_plan
 from neswap_core.generate.redaction import masked_count
@@ -312,3 +313,22 @@ def test_another_population_moves_only_the_risk_columns_and_measures_nothing_aga
     pd.testing.assert_frame_equal(kept, direct.table)
     others = [c for c in direct.table.columns if c not in RISK_COLUMNS]
     pd.testing.assert_frame_equal(high_n.table[others], direct.table[others])
+
+
+def test_total_words_are_counted_once_per_context():
+    """The denominator of words_unchanged: every \\w+ run of the pre-swap text, counted by hand,
+    and read again from the context (the plan grid, the document levels and the table ask)."""
+    class Counted(list):
+        reads = 0
+
+        def __iter__(self):
+            Counted.reads += 1
+            return super().__iter__()
+
+    chunks = Counted([Chunk("D0#0000", "D0", 0, "Acme grew 4.2% in Q3.", "C0"),
+                      Chunk("D1#0000", "D1", 0, "Beta's CEO — Jo Ng — spoke.", "C1")])
+    ctx = SimpleNamespace(chunks=chunks)
+    # Acme grew 4 2 in Q3 | Beta s CEO Jo Ng spoke
+    assert total_words(ctx) == 6 + 6
+    assert total_words(ctx) == 12 and Counted.reads == 1
+    assert total_words(SimpleNamespace(chunks=[])) == 0
