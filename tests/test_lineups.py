@@ -392,6 +392,39 @@ def test_whole_document_scores_of_some_columns_are_those_columns_bit_for_bit(dat
             assert np.array_equal(family.doc_scores(sparse.csr_matrix(rows), columns=cols), every[:, cols])
 
 
+def test_what_scoring_finds_once_per_process_scores_as_found_each_time_and_is_never_pickled(data):
+    """The line-up models' columns and the retrieval family's idf diagonal are made once per
+    process (issue 21: each of the document defence's ~6,000 documents is scored alone): the
+    scores are those of finding them on every call, bit for bit, and a pickled model carries
+    neither (a model read back finds them again)."""
+    import pickle
+
+    from scipy import sparse
+
+    from neswap_core.measure.panel import RetrievalFamily, _l2
+
+    (rt, rl, _), (ct, cl, _), _ = data
+    attacker = text_attacker(rt, rl, lineup=4)
+    first = attacker.predict_log_proba(ct)
+    assert "_columns" in attacker.__dict__
+    cols = [np.searchsorted(attacker.classes_, p.classes_) for p in attacker.parts_]
+    assert all(np.array_equal(a, b) for a, b in zip(attacker._part_columns(), cols, strict=True))
+    back = pickle.loads(pickle.dumps(attacker))
+    assert "_columns" not in back.__dict__
+    assert np.array_equal(back.predict_log_proba(ct), first)
+    family = RetrievalFamily().fit(rt, rl)
+    counts = sparse.csr_matrix(family.counts(ct), dtype=np.float64)
+    tf = counts.copy()
+    tf.data = 1.0 + np.log(tf.data)
+    by_hand = _l2(tf @ sparse.diags(family.idf_))  # what _weigh made on every call
+    for _ in range(2):
+        weighed = family._weigh(counts)
+        assert (weighed != by_hand).nnz == 0 and np.array_equal(weighed.indices, by_hand.indices)
+        assert np.array_equal(weighed.data, by_hand.data)
+    assert "_idf_diagonal" in family.__dict__
+    assert "_idf_diagonal" not in pickle.loads(pickle.dumps(family)).__dict__
+
+
 def test_whole_document_scores_of_a_line_up_are_those_columns_bit_for_bit(data, monkeypatch):
     """Passages and documents are scored against their own line-up's companies only
     (``doc_scores(lineups=...)``): against every company it was passages × companies, a third

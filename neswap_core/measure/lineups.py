@@ -234,12 +234,25 @@ class LineupModels:
         a row are masked anyway), so scoring costs one model per text, not one per line-up."""
         out = np.full((n, len(self.classes_)), MASKED)
         lineup = np.asarray(self.lineup_)
-        for part in self.parts_:
-            cols = np.searchsorted(self.classes_, part.classes_)
+        for part, cols in zip(self.parts_, self._part_columns(), strict=True):
             rows = np.arange(n) if lineups is None else np.flatnonzero(np.asarray(lineups) == lineup[cols[0]])
             if len(rows):
                 out[np.ix_(rows, cols)] = score(part, rows)
         return out
+
+    def _part_columns(self) -> list[np.ndarray]:
+        """Each part's columns in ``classes_``, found once per process (a search of the
+        companies' names per part and call: ~16 of the document defence's CPU-seconds at 100k
+        passages, where every document is scored alone; issue 21). Never pickled."""
+        kept = self.__dict__.get("_columns")
+        if kept is None or kept[0] is not self.parts_:
+            kept = self._columns = (self.parts_, [np.searchsorted(self.classes_, p.classes_) for p in self.parts_])
+        return kept[1]
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state.pop("_columns", None)
+        return state
 
     def part_of(self, label: str):
         """The line-up model that knows ``label`` (None if no line-up does)."""
