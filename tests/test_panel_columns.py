@@ -24,7 +24,7 @@ from neswap_core.choose.attack_columns import (
 from neswap_core.choose.scorers import build_scorers
 from neswap_core.corpus import Chunk
 from neswap_core.measure.attack import TextAttacker
-from neswap_core.measure.panel import AttackerPanel
+from neswap_core.measure.panel import PER_PROCESS, AttackerPanel
 from neswap_core.measure.panel_scorers import family_scorers, family_term_weights
 from neswap_core.measure.term_ranking import WEIGHT_DECIMALS
 from neswap_core.measure.tone import ToneScorer, tone_report
@@ -175,7 +175,7 @@ def _large_arrays(obj, seen=None, floor: int = 4096):
     elif isinstance(obj, (list, tuple)):
         items = list(obj)
     elif hasattr(obj, "__dict__") and not isinstance(obj, type):  # not a per-process product
-        items = [v for k, v in vars(obj).items() if k != "_by_term"]  # (measure.panel._by_term)
+        items = [v for k, v in vars(obj).items() if k not in PER_PROCESS + ("_columns",)]  # (measure.panel, .lineups)
     else:
         return []
     return [a for item in items for a in _large_arrays(item, seen, floor)]

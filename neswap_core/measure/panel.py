@@ -380,11 +380,15 @@ def by_lineup(family, rows, name: str, lineups=None) -> np.ndarray:
     return out
 
 
+#: What a fitted family makes for itself once per process (``_by_term``, ``_lineup_by_term``,
+#: ``_idf_diagonal``): never pickled, never part of what a cache file holds.
+PER_PROCESS = ("_by_term", "_lineup_by_term", "_idf_diagonal")
+
+
 def _without_by_term(family) -> dict:
     state = family.__dict__.copy()
-    state.pop("_by_term", None)
-    state.pop("_lineup_by_term", None)
-    state.pop("_idf_diagonal", None)
+    for name in PER_PROCESS:
+        state.pop(name, None)
     return state
 
 
