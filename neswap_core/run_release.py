@@ -116,8 +116,11 @@ def run_release(
     attackers: dict[str, Any] = dict(in_corpus=True, random_state=config.sweep.seed, families=config.sweep.panel_families,
                      embed=embed, cache_dir=config.prepare.cache_dir, lineup=config.sweep.lineup)  # fmt: skip
     fits = attacker_fits(ctx.chunks, reading, **attackers)
-    # a large corpus's walk ends in minutes of one process: the attackers fit beside it
+    # a large corpus's walk ends in minutes of one process: the attackers fit beside it, made
+    # ready meanwhile (their keys, cache reads and calls), let go once the defence has scored
     beside = fits.start if len(ctx.chunks) >= FITS_BESIDE_MIN_CHUNKS else None
+    if beside is not None:
+        fits.prepare()
     try:
         prefetch_candidates(ctx, config, default_processes() if processes is None else processes,
                             runner=runner, reading_units=units, timings=parts, after_scoring=beside)  # fmt: skip

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -164,6 +165,86 @@ def test_side_by_side_raises_either_sides_error_after_both_stopped(always_in_pro
     with pytest.raises(ValueError, match="first side"):
         side_by_side(first_fails, lambda: finished.append(1))
     assert finished == []  # failed before queueing anything: the second batch never started
+
+
+def test_gated_fits_are_made_ready_and_submitted_only_once_open_the_first_batch_first(always_in_processes,
+                                                                                       monkeypatch):
+    """``run_release`` prepares the attackers' fits at the walk's start and lets them go once
+    the defence has scored (issue 21): before the gate opens both batches have made their calls
+    and nothing reached the workers; after, the first batch's calls are queued before the
+    second's, as without a gate, and the results are the same."""
+    import threading
+
+    from neswap_core.models.fit_processes import FitGate, _SharedPool, side_by_side
+
+    queued: list[int] = []
+    real = _SharedPool._submit
+    monkeypatch.setattr(_SharedPool, "_submit", lambda self, calls: (queued.append(len(calls)), real(self, calls))[1])
+    ready = {"first": threading.Event(), "second": threading.Event()}
+
+    def batch(name: str, n: int):
+        def fit():
+            ready[name].set()
+            return sorted(run_in_processes([functools.partial(_getpid, i) for i in range(n)], 2))
+        return fit
+
+    gate = FitGate()
+    out: list = []
+    runner = threading.Thread(target=lambda: out.append(side_by_side(batch("first", 2), batch("second", 3), gate)))
+    runner.start()
+    assert ready["first"].wait(60) and ready["second"].wait(60)  # both prepared, both held
+    assert queued == [] and runner.is_alive()
+    gate.open()
+    runner.join(120)
+    assert queued == [2, 3]  # the first batch's calls first
+    (first, second), = out
+    assert len(first) == 2 and len(second) == 3 and os.getpid() not in first + second
+
+
+def _touch(path: str) -> int:
+    Path(path).touch()
+    return os.getpid()
+
+
+def test_held_fits_let_go_never_run_and_never_hang(always_in_processes, tmp_path):
+    """A run that stops before the defence has scored closes its prepared fits: the held
+    submissions raise ``FitsCancelled``, nothing is fitted (no call leaves its file) and
+    ``close`` returns."""
+    import threading
+
+    from neswap_core.choose.scorers import AttackerFits
+    from neswap_core.models.fit_processes import FitGate, FitsCancelled, side_by_side
+
+    def fit():
+        return run_in_processes([functools.partial(_touch, str(tmp_path / f"fit{i}")) for i in range(2)], 2)
+
+    def ran() -> list:
+        return sorted(tmp_path.iterdir())
+
+    gate = FitGate()
+    errors: list = []
+
+    def run():
+        try:
+            side_by_side(fit, fit, gate)
+        except FitsCancelled as error:
+            errors.append(error)
+
+    runner = threading.Thread(target=run)
+    runner.start()
+    gate.cancel()
+    runner.join(120)
+    assert not runner.is_alive() and len(errors) == 1 and ran() == []
+    if (os.cpu_count() or 1) < 2:
+        return  # AttackerFits runs nothing ahead on one CPU
+    fits = AttackerFits(fit, fit, 10**6)
+    fits.prepare()
+    assert fits.started
+    fits.close()  # held at the gate: let go without fitting
+    assert ran() == []
+    again = AttackerFits(fit, fit, 10**6)
+    again.prepare()
+    assert len(again.result()) == 2 and len(ran()) == 2  # never let go by the walk: result() does
 
 
 def _started(tag: str, seconds: float) -> tuple[str, int, float]:

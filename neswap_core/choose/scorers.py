@@ -26,7 +26,7 @@ from ..measure.panel_cache import fitted_panel
 from ..measure.panel_scorers import FamilyAttacker, family_scorers, pre_scores
 from ..measure.pre_release_scores import text_pre_scores
 from ..measure.reading import ReadingInBackground, fitted_reading
-from ..models.fit_processes import fit_processes, side_by_side
+from ..models.fit_processes import FitGate, fit_processes, side_by_side
 from ..paths import resolve_cache_dir
 from .attack_columns import IN_CORPUS, READING
 
@@ -152,34 +152,54 @@ class AttackerFits:
         self.fit_panel, self.fit_corpus, self.n_texts = fit_panel, fit_corpus, n_texts
         self._pool: ThreadPoolExecutor | None = None
         self._future: Future | None = None
+        self._gate: FitGate | None = None
 
     @property
     def started(self) -> bool:
         return self._future is not None
 
+    def prepare(self) -> None:
+        """Begin the fits in a thread held at their first submission to the workers
+        (``fit_processes.FitGate``): their keys, cache reads and calls are made now, while
+        this process waits for other workers (``run_release``: the document defence's
+        scoring); ``start()`` lets them go. Nothing when ``start`` would do nothing."""
+        self._begin(FitGate())
+
     def start(self) -> None:
         """Begin the fits in a thread (once; nothing when there is nothing to fit or the fits
-        would not run in worker processes)."""
+        would not run in worker processes), or let prepared ones go."""
+        if self._gate is not None:
+            self._gate.open()
+            return
+        self._begin(None)
+
+    def _begin(self, gate: FitGate | None) -> None:
         if self._future is not None or (self.fit_panel is None and self.fit_corpus is None):
             return
         if fit_processes(self.n_texts, 2) < 2:
             return
+        self._gate = gate
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="attacker-fits")
         self._future = self._pool.submit(contextvars.copy_context().run, side_by_side,
-                                         self.fit_panel, self.fit_corpus)  # fmt: skip
+                                         self.fit_panel, self.fit_corpus, gate)  # fmt: skip
 
     def result(self) -> tuple:
         """(fitted panel or None, in-corpus attacker or None): the started fits waited for, else
         computed here."""
         if self._future is None:
             return side_by_side(self.fit_panel, self.fit_corpus)
+        if self._gate is not None:
+            self._gate.open()  # prepared and never let go (the walk did not run): now
         try:
             return self._future.result()
         finally:
             self.close()
 
     def close(self) -> None:
-        """Wait for started fits to end (a caller that stops early: their workers end too)."""
+        """Wait for started fits to end (a caller that stops early: their workers end too;
+        fits still held at their gate are let go without running)."""
+        if self._gate is not None and not self._gate.is_open:
+            self._gate.cancel()
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None

@@ -57,16 +57,67 @@ def fit_processes(n_texts: int, n_calls: int, processes: int | None = None,
     return min(n, n_calls)
 
 
+class FitsCancelled(Exception):
+    """The gated fits were let go before their gate opened (``FitGate.cancel``)."""
+
+
+class FitGate:
+    """Holds ``side_by_side``'s fits at their first submission to the workers: everything
+    before it (keys, cache reads, the calls made) runs at once, the fits once ``open()``
+    (issue 21: at 100k passages the document defence's scoring leaves this process idle for
+    minutes, and the fits' preparation, made after it beside the defence's levels, kept the
+    cores waiting ~25 s). ``cancel()``: a held submission raises ``FitsCancelled``."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._cancelled = False
+
+    def open(self) -> None:
+        self._event.set()
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        self._event.set()
+
+    @property
+    def is_open(self) -> bool:
+        return self._event.is_set() and not self._cancelled
+
+    def wait(self) -> None:
+        self._event.wait()
+        if self._cancelled:
+            raise FitsCancelled("the fits were let go before they started")
+
+
 class _SharedPool:
     """The worker processes ``side_by_side``'s two batches submit to (module docstring);
-    ``on_submit`` runs once the first batch's calls are queued."""
+    ``on_submit`` runs once the first batch's calls are queued. With a ``gate`` a submission
+    waits for it (the other batch is started meanwhile, so it prepares too) and the second
+    batch's calls are queued after the first's, as without a gate."""
 
-    def __init__(self, processes: int, on_submit: Callable[[], None]):
+    def __init__(self, processes: int, on_submit: Callable[[], None], gate: FitGate | None = None,
+                 first: threading.Thread | None = None):
         self.processes, self.on_submit = processes, on_submit
         self.pool: ProcessPoolExecutor | None = None
         self.lock = threading.Lock()
+        self.gate, self.first = gate, first
+        self.first_queued = threading.Event()
 
     def submit_all(self, calls: Sequence[Callable[[], T]]) -> list[Future]:
+        if self.gate is not None:
+            first = threading.current_thread() is self.first
+            if first:
+                self.on_submit()  # the second batch prepares while this one waits
+            self.gate.wait()
+            if not first:
+                self.first_queued.wait()  # the long fits first (module docstring)
+        try:
+            return self._submit(calls)
+        finally:
+            if threading.current_thread() is self.first:
+                self.first_queued.set()
+
+    def _submit(self, calls: Sequence[Callable[[], T]]) -> list[Future]:
         with self.lock:
             if self.pool is None:
                 context = multiprocessing.get_context("spawn")  # never fork a process holding a model
@@ -110,30 +161,39 @@ def run_in_processes(calls: Sequence[Callable[[], T]], processes: int = 0) -> li
     return [_call(fn) for fn in calls]
 
 
-def side_by_side(first: Callable[[], T] | None, second: Callable[[], U] | None) -> tuple[T | None, U | None]:
+def side_by_side(first: Callable[[], T] | None, second: Callable[[], U] | None,
+                 gate: FitGate | None = None) -> tuple[T | None, U | None]:
     """``(first(), second())``, the two running at once when both are given (module
     docstring): ``first`` here, ``second`` in a thread started as soon as ``first`` has queued
     its fits (or has finished, when it fits here or reads a cache), both batches in one pool
     of one worker per CPU. Below ``MIN_TEXTS`` a batch fits here under one BLAS thread
     (``blas_threads.one_blas_thread`` lets one such block run at a time): the same results as
     one after the other. An error of ``first`` before ``second`` started is raised at once;
-    otherwise an error of either is raised once both have stopped."""
-    if first is None or second is None:
+    otherwise an error of either is raised once both have stopped. ``gate``: the pool's
+    submissions wait for it (``FitGate``), both batches prepared meanwhile."""
+    if (first is None or second is None) and gate is None:
         return (None if first is None else first()), (None if second is None else second())
     later: list[Future] = []
     with ThreadPoolExecutor(1, thread_name_prefix="side-fit") as side:
 
         def start_second() -> None:
-            if not later:
+            if not later and second is not None:
                 later.append(side.submit(context.run, second))
 
-        shared = _SharedPool(os.cpu_count() or 1, start_second)
+        shared = _SharedPool(os.cpu_count() or 1, start_second, gate, threading.current_thread())
         token = _SHARED.set(shared)
         context = contextvars.copy_context()  # the second batch's thread sees the shared pool
         try:
-            out = first()
+            try:
+                out = None if first is None else first()
+            except BaseException:
+                if gate is not None and not gate.is_open:
+                    gate.cancel()  # the second batch may be held at the gate: let it go
+                raise
+            finally:
+                shared.first_queued.set()  # ``first`` queued nothing more (or failed)
             start_second()  # ``first`` never queued fits in the pool
-            return out, later[0].result()
+            return out, (later[0].result() if later else None)
         finally:
             _SHARED.reset(token)
             if later:
