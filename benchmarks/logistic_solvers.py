@@ -5,8 +5,9 @@
 Fits the library's multinomial logistic regression (C = 10, one BLAS thread) with both of
 scikit-learn's smooth solvers on the same features, in one run:
 
-* ``line-up``: one line-up of 40 companies of a 10,000-passage synthetic corpus (the in-corpus
-  attacker's fold models at scale), word 1–2-grams;
+* ``line-up`` / ``line-up char``: one line-up of 40 companies of a 10,000-passage synthetic
+  corpus (the in-corpus attacker's fold models and the panel's line-up fits at scale), word
+  1–2-grams and char_wb 2–5-grams;
 * ``dev word`` / ``dev char``: the dev corpus's ``attacker/`` reading (4,347 passages, 35
   companies), word 1–2-grams and char_wb 2–5-grams (the reading attacker and the panel's
   character family).
@@ -14,8 +15,10 @@ scikit-learn's smooth solvers on the same features, in one run:
 Each is fitted on 80 % of its passages and scored on the other 20 %. Prints for each solver the
 seconds, Newton / L-BFGS iterations, the objective, the largest gradient element, the held-out
 accuracy, and the ratio lbfgs / newton-cg, with the share of held-out passages both name alike;
-then the library's own fit (``logistic_regression``: newton-cg on float32 features,
-``models/single_precision_fit.py``) against newton-cg in float64, the same way.
+then the library's own fit (``logistic_regression``: newton-cg on float32 features, the most
+used columns first, ``models/single_precision_fit.py``) against newton-cg in float64, and
+against newton-cg on float32 features in the vocabulary's own column order (the library's fit
+before 2026-12-08): seconds, Newton steps and the largest coefficient difference.
 """
 
 from __future__ import annotations
@@ -48,7 +51,8 @@ def _problems() -> dict:
     y = np.asarray(labels, dtype=object)
     classes = np.array(sorted(set(y)), dtype=object)
     rows = next(iter(lineup_rows(y, classes, assign_lineups(classes, 50))))
-    out = {"line-up": ([texts[i] for i in rows], y[rows], "word")}
+    out = {"line-up": ([texts[i] for i in rows], y[rows], "word"),
+           "line-up char": ([texts[i] for i in rows], y[rows], "char")}
     reading = load_attacker(DEV, protect="company")
     units, unit_labels, _ = reading_units(reading, 4, load_corpus(DEV))
     out["dev word"] = (units, np.asarray(unit_labels, dtype=object), "word")
@@ -79,6 +83,7 @@ def main() -> int:
     from threadpoolctl import threadpool_limits
 
     from neswap_core.models.logistic import logistic_regression
+    from neswap_core.models.single_precision_fit import single_precision
 
     rows = []
     for name, (texts, y, kind) in _problems().items():
@@ -89,14 +94,17 @@ def main() -> int:
         x_held = vec.transform([t for t, h in zip(texts, held, strict=True) if h])
         row = {"problem": name, "passages": len(texts), "companies": len(set(y)),
                "coefficients": x_train.shape[1] * len(set(y[~held])), "load": os.getloadavg()[0]}
-        named = {}
-        for solver in ("lbfgs", "newton-cg", "library"):
+        named, coef = {}, {}
+        for solver in ("lbfgs", "newton-cg", "given order", "library"):
             model = (logistic_regression(C=10.0, max_iter=2000) if solver == "library" else
+                     LogisticRegression(C=10.0, max_iter=2000, solver="newton-cg") if solver == "given order" else
                      LogisticRegression(C=10.0, max_iter=2000, solver=solver))  # fmt: skip
+            features = single_precision(x_train) if solver == "given order" else x_train
             with threadpool_limits(1, user_api="blas"):
                 start = time.perf_counter()
-                model.fit(x_train, y[~held])
+                model.fit(features, y[~held])
                 seconds = time.perf_counter() - start
+            coef[solver] = np.asarray(model.coef_, dtype=np.float64)
             objective, gradient = _objective(model, x_train, y[~held])
             named[solver] = model.predict(x_held)
             row[solver] = {"s": seconds, "iterations": int(model.n_iter_[0]), "objective": objective,
@@ -108,11 +116,16 @@ def main() -> int:
         row["named_alike"] = float((named["lbfgs"] == named["newton-cg"]).mean())
         row["single_ratio"] = row["newton-cg"]["s"] / row["library"]["s"]
         row["single_named_alike"] = float((named["library"] == named["newton-cg"]).mean())
+        row["order_ratio"] = row["given order"]["s"] / row["library"]["s"]
+        row["order_coef_difference"] = float(np.abs(coef["given order"] - coef["library"]).max())
         print(f"{name:>9}: {row['passages']:,} passages, {row['companies']} companies, "
               f"{row['coefficients']:,} coefficients: lbfgs / newton-cg = {row['ratio']:.2f}; "
               f"{row['named_alike']:.3f} of held-out passages named alike; newton-cg float64 / "
               f"the library's float32 solve = {row['single_ratio']:.2f}, "
-              f"{row['single_named_alike']:.3f} named alike", flush=True)
+              f"{row['single_named_alike']:.3f} named alike; float32 in the vocabulary's column order / "
+              f"the library's most used columns first = {row['order_ratio']:.2f} "
+              f"({row['given order']['iterations']} / {row['library']['iterations']} Newton steps, "
+              f"coefficients within {row['order_coef_difference']:.1e})", flush=True)
         rows.append(row)
     if args.log:
         with open(args.log, "a") as fh:

@@ -128,3 +128,33 @@ def test_the_solve_reads_single_precision_features_and_hands_back_a_float64_mode
     dense = np.random.default_rng(0).normal(size=(60, 5)).astype(np.float32)
     labels = np.array(["a", "b", "c"] * 20, dtype=object)
     assert logistic_regression(C=1.0, max_iter=100).fit(dense, labels).coef_.dtype == np.float64
+
+
+def test_sparse_features_are_solved_most_used_columns_first_and_the_model_handed_back_in_their_order(problem, monkeypatch):
+    """``most_used_columns_first``: a permutation of the columns (most non-zeros first, ties in
+    their order) that the coefficients are put back from; the solver sees it, and the model is
+    the one solved in the vocabulary's order: the same objective under any column order, the
+    same Newton steps, the coefficients within float32 rounding of the products' sums."""
+    from scipy import sparse
+    from sklearn.linear_model import LogisticRegression
+
+    from neswap_core.models.single_precision_fit import most_used_columns_first, single_precision
+
+    small = sparse.csr_matrix(np.array([[0, 1.5, 0, 2], [3, 0.5, 0, 0], [0, 4, 0, 1], [0, 0, 0, 7]]))
+    moved, rank = most_used_columns_first(small)
+    assert list(rank) == [2, 0, 3, 1]  # counts 1, 3, 0, 3: the two of 3 in their order, then 1, then 0
+    assert moved.dtype == np.float32 and moved.has_canonical_format
+    np.testing.assert_array_equal(moved.toarray()[:, rank], small.toarray().astype(np.float32))
+
+    x, y = problem
+    seen = []
+    real_fit = LogisticRegression.fit
+    monkeypatch.setattr(LogisticRegression, "fit", lambda self, X, *a, **k: seen.append(X) or real_fit(self, X, *a, **k))
+    ours = logistic_regression(C=10.0, max_iter=2000).fit(x, y)
+    used = np.diff(seen[0].tocsc().indptr)
+    assert np.all(np.diff(used) <= 0) and not np.all(np.diff(np.diff(x.tocsc().indptr)) <= 0)
+    given = LogisticRegression(C=10.0, max_iter=2000, solver=SOLVER).fit(single_precision(x), y)
+    assert list(ours.n_iter_) == list(given.n_iter_)
+    assert np.abs(ours.coef_ - given.coef_).max() < 1e-4
+    np.testing.assert_allclose(ours.intercept_, given.intercept_, atol=1e-4)
+    assert (ours.predict(x) == given.predict(x)).all()
