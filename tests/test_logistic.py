@@ -158,3 +158,40 @@ def test_sparse_features_are_solved_most_used_columns_first_and_the_model_handed
     assert np.abs(ours.coef_ - given.coef_).max() < 1e-4
     np.testing.assert_allclose(ours.intercept_, given.intercept_, atol=1e-4)
     assert (ours.predict(x) == given.predict(x)).all()
+
+
+def test_float32_products_run_on_mkl_within_rounding_of_scipys_and_the_solver_is_handed_them(problem, monkeypatch):
+    """``MklProducts``: X·V and Gᵀ·X (float32) are scipy's sums within float32 rounding, other
+    operands are scipy's own (bit for bit), torch's thread count is left as it was, and the
+    library's fit hands newton-cg's products the MKL matrix."""
+    import torch
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.linear_model._linear_loss import LinearModelLoss
+
+    from neswap_core.models.single_precision_fit import most_used_columns_first
+    from neswap_core.models.sparse_products import MklProducts
+
+    x, y = problem
+    plain, _ = most_used_columns_first(x)
+    fast = MklProducts(plain)
+    rng = np.random.default_rng(0)
+    v = rng.standard_normal((x.shape[1], 7)).astype(np.float32)
+    g = rng.standard_normal((x.shape[0], 7)).astype(np.float32)
+    threads = torch.get_num_threads()
+    for ours, theirs in ((fast @ v, plain @ v), (g.T @ fast, g.T @ plain), (fast @ v[:, :1], plain @ v[:, :1])):
+        assert ours.shape == theirs.shape and ours.dtype == np.float32
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
+    assert torch.get_num_threads() == threads
+    v64, g64 = v.astype(np.float64), g.astype(np.float64)  # not float32: scipy's products themselves
+    assert np.array_equal(fast @ v64, plain @ v64) and np.array_equal(g64.T @ fast, g64.T @ plain)
+    assert np.array_equal((fast @ v[:, 0]), plain @ v[:, 0])  # a vector: scipy's
+
+    seen = []
+    real = LinearModelLoss.gradient_hessian_product
+    monkeypatch.setattr(LinearModelLoss, "gradient_hessian_product",
+                        lambda self, w, X, *a, **k: seen.append(type(X)) or real(self, w, X, *a, **k))
+    ours = logistic_regression(C=10.0, max_iter=2000).fit(x, y)
+    assert seen and set(seen) == {MklProducts}
+    given = LogisticRegression(C=10.0, max_iter=2000, solver=SOLVER).fit(plain, y)  # scipy's products
+    assert list(ours.n_iter_) == list(given.n_iter_)
+    assert (ours.predict(x) == given.predict(plain)).all()
