@@ -195,3 +195,31 @@ def test_float32_products_run_on_mkl_within_rounding_of_scipys_and_the_solver_is
     given = LogisticRegression(C=10.0, max_iter=2000, solver=SOLVER).fit(plain, y)  # scipy's products
     assert list(ours.n_iter_) == list(given.n_iter_)
     assert (ours.predict(x) == given.predict(plain)).all()
+
+
+def test_an_mkl_product_sets_torchs_one_thread_under_the_fits_lock_and_restores_it(problem, monkeypatch):
+    """torch's thread count is one setting per process: a product toggles it to one thread only
+    while holding ``blas_threads``' lock (the one every fit's BLAS limit takes), so another
+    thread's fit never sees it restored mid-product; afterwards it is what it was."""
+    import torch
+
+    from neswap_core.models import blas_threads
+    from neswap_core.models.single_precision_fit import most_used_columns_first
+    from neswap_core.models.sparse_products import MklProducts
+
+    x, _ = problem
+    fast = MklProducts(most_used_columns_first(x)[0])
+    v = np.ones((x.shape[1], 3), dtype=np.float32)
+    seen = []
+    real_mm = torch.mm
+    monkeypatch.setattr(torch, "mm", lambda *a: seen.append((blas_threads._LOCK._is_owned(), torch.get_num_threads()))
+                        or real_mm(*a))  # fmt: skip
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        fast @ v
+        np.ones((3, x.shape[0]), dtype=np.float32) @ fast
+        assert seen == [(True, 1), (True, 1)]
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

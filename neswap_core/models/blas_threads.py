@@ -82,6 +82,25 @@ def one_thread() -> Iterator[None]:
             torch.set_num_threads(before)
 
 
+@contextmanager
+def torch_one_thread() -> Iterator[None]:
+    """PyTorch's intra-op pool (and so MKL's) on one thread for the block, under the same lock
+    as ``one_blas_thread``: the fits' sparse products on MKL (``models.sparse_products``) run
+    there, and two threads toggling torch's one process-wide count in interleaved order would
+    leave a product on two threads (other sums) or the count at one for good. torch must be
+    loaded; its count is restored afterwards."""
+    torch = sys.modules["torch"]
+    with _LOCK:
+        before = torch.get_num_threads()
+        if before != 1:
+            torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            if before != 1:
+                torch.set_num_threads(before)
+
+
 def single_thread(fn: F) -> F:
     """``fn`` run inside ``one_thread`` (BLAS and torch on one thread: the mixture's fit)."""
 

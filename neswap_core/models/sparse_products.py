@@ -24,6 +24,8 @@ import warnings
 import numpy as np
 from scipy import sparse
 
+from .blas_threads import torch_one_thread
+
 
 class MklProducts(sparse.csr_matrix):
     """A float32 CSR matrix whose ``self @ dense`` and ``dense @ self`` (float32, 2-D) run
@@ -68,11 +70,5 @@ def _float32_dense(matrix, other) -> bool:
 def _mm(tensor, dense: np.ndarray) -> np.ndarray:
     import torch
 
-    threads = torch.get_num_threads()
-    if threads != 1:  # one thread, as every fit's BLAS (models/blas_threads.py): the same bits anywhere
-        torch.set_num_threads(1)
-    try:
+    with torch_one_thread():  # one thread, as every fit's BLAS: the same bits anywhere
         return torch.mm(tensor, torch.from_numpy(np.ascontiguousarray(dense))).numpy()
-    finally:
-        if threads != 1:
-            torch.set_num_threads(threads)
